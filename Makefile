@@ -1,0 +1,26 @@
+# simhash/Makefile -- build with PGXS: make && make install && make installcheck
+
+MODULE_big = simhash
+OBJS = \
+	src/distance.o \
+	src/simhash.o \
+	src/fingerprint.o \
+	src/tokenize.o \
+	src/type.o
+
+EXTENSION = simhash
+DATA = src/simhash--0.1.0.sql
+PGFILEDESC = "simhash - near-duplicate text detection"
+
+REGRESS = type distance fingerprint
+REGRESS_OPTS = --inputdir=. --load-extension=simhash
+
+# -Werror with the warnings PostgreSQL's own headers trigger turned off
+PG_CFLAGS = -Wall -Wextra -Werror -Wno-unused-parameter \
+	-Wno-sign-compare -Wno-missing-field-initializers
+
+PG_CONFIG ?= pg_config
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+include $(PGXS)
+
+src/tokenize.o: src/unicode_table.h

@@ -1,0 +1,93 @@
+/*-------------------------------------------------------------------------
+ *
+ * simhash.h
+ *	  Declarations shared by the simhash extension's source files.
+ *
+ * A simhash64 is a 64-bit unsigned fingerprint stored as a pass-by-value
+ * int64 Datum.  Bit i is (value >> i) & 1; the text form prints the value
+ * most significant nibble first.
+ *
+ * Copyright (c) 2026, the simhash authors
+ *
+ * IDENTIFICATION
+ *	  src/simhash.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SIMHASH_H
+#define SIMHASH_H
+
+#include "fmgr.h"
+#include "port/pg_bitutils.h"
+
+#define DatumGetSimhash64(X)	((uint64) DatumGetInt64(X))
+#define Simhash64GetDatum(X)	Int64GetDatum((int64) (X))
+#define PG_GETARG_SIMHASH64(n)	DatumGetSimhash64(PG_GETARG_DATUM(n))
+#define PG_RETURN_SIMHASH64(x)	return Simhash64GetDatum(x)
+
+/* number of bits in a fingerprint and in each of its four blocks */
+#define SIMHASH_BITS			64
+#define SIMHASH_BLOCKS			4
+#define SIMHASH_BLOCK_BITS		16
+
+/*
+ * Term-frequency cap of simhash(text): a feature's weight is
+ * min(occurrences, SIMHASH_TF_CAP), so that one endlessly repeated token
+ * cannot decide the fingerprint on its own.  Chosen by bench/quality.
+ */
+#define SIMHASH_TF_CAP			8
+
+/* Hamming distance between two fingerprints */
+static inline int
+SimhashDistance(uint64 a, uint64 b)
+{
+	return pg_popcount64(a ^ b);
+}
+
+/* 16-bit block number "block" (0 = most significant) of a fingerprint */
+static inline uint16
+SimhashBlock(uint64 fp, int block)
+{
+	return (uint16) (fp >> (SIMHASH_BITS - SIMHASH_BLOCK_BITS * (block + 1)));
+}
+
+/*
+ * Feature accumulation (fingerprint.c): 64 signed counters that features
+ * push up or down according to their hash bits.
+ */
+typedef struct SimhashCounters
+{
+	double		acc[SIMHASH_BITS];	/* weighted sum of features with bit set */
+	double		total;			/* weighted sum of all features */
+} SimhashCounters;
+
+extern void SimhashCountersInit(SimhashCounters *c);
+extern void SimhashCountersAdd(SimhashCounters *c, uint64 hash, double weight);
+extern uint64 SimhashCountersFinish(const SimhashCounters *c);
+extern uint64 SimhashHashFeature(const char *utf8, size_t len);
+
+/*
+ * Features of a text (tokenize.c): a hash table from feature hash to
+ * occurrence count, optionally remembering each feature's text and the
+ * order in which features first appeared.
+ */
+typedef struct SimhashFeatureSet
+{
+	uint64	   *hashes;			/* slot -> feature hash */
+	uint32	   *counts;			/* slot -> occurrences; 0 = empty slot */
+	uint32		mask;			/* number of slots - 1 (a power of 2 minus 1) */
+	uint32		nfeatures;		/* number of occupied slots */
+	bool		keep_text;		/* remember feature text and order? */
+	uint32	   *order;			/* keep_text: slots in order of first use */
+	uint32	   *text_off;		/* keep_text: slot -> offset into text_buf */
+	uint32	   *text_len;		/* keep_text: slot -> length in text_buf */
+	char	   *text_buf;		/* keep_text: concatenated feature texts */
+	size_t		text_used;
+	size_t		text_size;
+} SimhashFeatureSet;
+
+extern SimhashFeatureSet *SimhashExtractFeatures(text *t, bool keep_text);
+extern uint64 SimhashFeatureSetFingerprint(const SimhashFeatureSet *fs);
+extern void SimhashFreeFeatureSet(SimhashFeatureSet *fs);
+
+#endif							/* SIMHASH_H */

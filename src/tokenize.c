@@ -1,0 +1,672 @@
+/*-------------------------------------------------------------------------
+ *
+ * tokenize.c
+ *	  Turn a text into the weighted features that simhash(text) hashes.
+ *
+ * The pipeline, specified to the bit in README.md ("The fingerprint"):
+ *
+ *	1. The text is converted to UTF-8 (from any server encoding).  Invalid
+ *	   UTF-8, possible only in SQL_ASCII databases, decodes to U+FFFD.
+ *	2. The code points are cut into normalisation segments: a segment starts
+ *	   at every code point flagged BOUNDARY in unicode_table.h, and after 32
+ *	   code points at the latest.  Each segment is normalised to NFKC on its
+ *	   own.  Boundaries are chosen so that this equals NFKC of the whole text
+ *	   (nothing before a boundary can compose or reorder with it); the cap
+ *	   only matters for pathological runs of combining marks, and it keeps
+ *	   the work linear in the input.
+ *	3. Every resulting code point is case folded (full folding, as Python's
+ *	   str.casefold()) and classified as word, Han, kana or separator.
+ *	4. Features: each maximal run of word characters; each Han character;
+ *	   each pair of adjacent kana in a run of kana (a lone kana is a feature
+ *	   by itself).  Separators (punctuation, symbols, spaces, emoji) only
+ *	   delimit features, so runs of punctuation cannot dominate.
+ *	5. Each feature is hashed with XXH3-64 (seed 0) over its UTF-8 bytes and
+ *	   counted; features are identified by their hash.
+ *
+ * ASCII text takes a fast path that never calls the normaliser: ASCII code
+ * points are boundaries and NFKC-stable, so only a non-ASCII code point that
+ * is not a boundary forces the preceding character into a slow segment.
+ *
+ * Copyright (c) 2026, the simhash authors
+ *
+ * IDENTIFICATION
+ *	  src/tokenize.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "common/unicode_norm.h"
+#include "mb/pg_wchar.h"
+#include "miscadmin.h"
+#include "utils/memutils.h"
+
+#include "simhash.h"
+#include "unicode_table.h"
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+/* longest normalisation segment, in code points */
+#define SIMHASH_MAX_SEGMENT		32
+
+/* bytes of input handled between interrupt checks */
+#define SIMHASH_CHUNK			(1024 * 1024)
+
+/* initial number of hash table slots (a power of 2) */
+#define SIMHASH_INITIAL_SLOTS	256
+
+typedef struct SimhashTokenizer
+{
+	SimhashFeatureSet *fs;
+	char	   *word;			/* UTF-8 of the word being collected */
+	size_t		wlen;
+	size_t		wsize;
+	pg_wchar	kana_prev;		/* previous kana in the current kana run */
+	int			kana_run;		/* length of the current kana run */
+} SimhashTokenizer;
+
+/* ASCII letters and digits: the word characters below U+0080 */
+static const bool ascii_word[128] = {
+	['0'] = true,['1'] = true,['2'] = true,['3'] = true,['4'] = true,
+	['5'] = true,['6'] = true,['7'] = true,['8'] = true,['9'] = true,
+	['A'] = true,['B'] = true,['C'] = true,['D'] = true,['E'] = true,
+	['F'] = true,['G'] = true,['H'] = true,['I'] = true,['J'] = true,
+	['K'] = true,['L'] = true,['M'] = true,['N'] = true,['O'] = true,
+	['P'] = true,['Q'] = true,['R'] = true,['S'] = true,['T'] = true,
+	['U'] = true,['V'] = true,['W'] = true,['X'] = true,['Y'] = true,
+	['Z'] = true,
+	['a'] = true,['b'] = true,['c'] = true,['d'] = true,['e'] = true,
+	['f'] = true,['g'] = true,['h'] = true,['i'] = true,['j'] = true,
+	['k'] = true,['l'] = true,['m'] = true,['n'] = true,['o'] = true,
+	['p'] = true,['q'] = true,['r'] = true,['s'] = true,['t'] = true,
+	['u'] = true,['v'] = true,['w'] = true,['x'] = true,['y'] = true,
+	['z'] = true,
+};
+
+/* Look up the property byte of a code point in the generated table. */
+static inline uint8
+SimhashCharProps(pg_wchar c)
+{
+	if (c >= 0x110000)
+		return SIMHASH_UCLASS_SEP | SIMHASH_UFLAG_BOUNDARY | SIMHASH_UFLAG_STABLE;
+	return simhash_ustage2[((uint32) simhash_ustage1[c >> SIMHASH_UBLOCK_BITS]
+							<< SIMHASH_UBLOCK_BITS) |
+						   (c & ((1 << SIMHASH_UBLOCK_BITS) - 1))];
+}
+
+/*
+ * Decode one code point from s[0..len).  Returns the number of bytes used,
+ * or 0 if the sequence is cut off by the end of the buffer.  Ill-formed
+ * sequences yield U+FFFD and consume one byte, so every well-formed code
+ * point is decoded exactly as a strict decoder would.
+ */
+static inline int
+SimhashDecodeUtf8(const unsigned char *s, size_t len, pg_wchar *cp)
+{
+	unsigned char b0 = s[0];
+	int			n;
+	pg_wchar	c;
+	unsigned char lo = 0x80,
+				hi = 0xBF;
+
+	if (b0 < 0x80)
+	{
+		*cp = b0;
+		return 1;
+	}
+	if (b0 >= 0xC2 && b0 <= 0xDF)
+	{
+		n = 2;
+		c = b0 & 0x1F;
+	}
+	else if (b0 >= 0xE0 && b0 <= 0xEF)
+	{
+		n = 3;
+		c = b0 & 0x0F;
+		if (b0 == 0xE0)
+			lo = 0xA0;
+		else if (b0 == 0xED)
+			hi = 0x9F;
+	}
+	else if (b0 >= 0xF0 && b0 <= 0xF4)
+	{
+		n = 4;
+		c = b0 & 0x07;
+		if (b0 == 0xF0)
+			lo = 0x90;
+		else if (b0 == 0xF4)
+			hi = 0x8F;
+	}
+	else
+	{
+		*cp = 0xFFFD;
+		return 1;
+	}
+
+	for (int i = 1; i < n; i++)
+	{
+		unsigned char b;
+
+		if ((size_t) i >= len)
+			return 0;			/* maybe completed by the next chunk */
+		b = s[i];
+		if (b < lo || b > hi)
+		{
+			*cp = 0xFFFD;
+			return 1;
+		}
+		lo = 0x80;
+		hi = 0xBF;
+		c = (c << 6) | (b & 0x3F);
+	}
+	*cp = c;
+	return n;
+}
+
+/* Write the UTF-8 encoding of c to buf; returns its length. */
+static inline int
+SimhashEncodeUtf8(pg_wchar c, char *buf)
+{
+	if (c < 0x80)
+	{
+		buf[0] = (char) c;
+		return 1;
+	}
+	if (c < 0x800)
+	{
+		buf[0] = (char) (0xC0 | (c >> 6));
+		buf[1] = (char) (0x80 | (c & 0x3F));
+		return 2;
+	}
+	if (c < 0x10000)
+	{
+		buf[0] = (char) (0xE0 | (c >> 12));
+		buf[1] = (char) (0x80 | ((c >> 6) & 0x3F));
+		buf[2] = (char) (0x80 | (c & 0x3F));
+		return 3;
+	}
+	buf[0] = (char) (0xF0 | (c >> 18));
+	buf[1] = (char) (0x80 | ((c >> 12) & 0x3F));
+	buf[2] = (char) (0x80 | ((c >> 6) & 0x3F));
+	buf[3] = (char) (0x80 | (c & 0x3F));
+	return 4;
+}
+
+/* Hash a feature's UTF-8 bytes: XXH3-64 with seed 0. */
+uint64
+SimhashHashFeature(const char *utf8, size_t len)
+{
+	return XXH3_64bits(utf8, len);
+}
+
+/* Allocate an empty feature set in the current memory context. */
+static SimhashFeatureSet *
+SimhashCreateFeatureSet(bool keep_text)
+{
+	SimhashFeatureSet *fs = palloc0(sizeof(SimhashFeatureSet));
+
+	fs->mask = SIMHASH_INITIAL_SLOTS - 1;
+	fs->hashes = palloc(sizeof(uint64) * SIMHASH_INITIAL_SLOTS);
+	fs->counts = palloc0(sizeof(uint32) * SIMHASH_INITIAL_SLOTS);
+	fs->keep_text = keep_text;
+	if (keep_text)
+	{
+		fs->order = palloc(sizeof(uint32) * SIMHASH_INITIAL_SLOTS);
+		fs->text_off = palloc(sizeof(uint32) * SIMHASH_INITIAL_SLOTS);
+		fs->text_len = palloc(sizeof(uint32) * SIMHASH_INITIAL_SLOTS);
+		fs->text_size = 1024;
+		fs->text_buf = palloc(fs->text_size);
+	}
+	return fs;
+}
+
+/* Free a feature set and everything it owns. */
+void
+SimhashFreeFeatureSet(SimhashFeatureSet *fs)
+{
+	pfree(fs->hashes);
+	pfree(fs->counts);
+	if (fs->keep_text)
+	{
+		pfree(fs->order);
+		pfree(fs->text_off);
+		pfree(fs->text_len);
+		pfree(fs->text_buf);
+	}
+	pfree(fs);
+}
+
+/* Double the number of slots of a feature set, rehashing its entries. */
+static void
+SimhashGrowFeatureSet(SimhashFeatureSet *fs)
+{
+	uint32		oldslots = fs->mask + 1;
+	uint32		newslots = oldslots * 2;
+	uint32		newmask = newslots - 1;
+	uint64	   *hashes;
+	uint32	   *counts;
+	uint32	   *text_off = NULL;
+	uint32	   *text_len = NULL;
+
+	if (newslots > (uint32) 1 << 31)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("text has too many distinct features for simhash")));
+
+	hashes = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(uint64) * newslots);
+	counts = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(uint32) * newslots);
+	memset(counts, 0, sizeof(uint32) * newslots);
+	if (fs->keep_text)
+	{
+		text_off = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(uint32) * newslots);
+		text_len = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(uint32) * newslots);
+	}
+
+	for (uint32 i = 0; i < oldslots; i++)
+	{
+		uint32		slot;
+
+		if (fs->counts[i] == 0)
+			continue;
+		slot = (uint32) fs->hashes[i] & newmask;
+		while (counts[slot] != 0)
+			slot = (slot + 1) & newmask;
+		hashes[slot] = fs->hashes[i];
+		counts[slot] = fs->counts[i];
+		if (fs->keep_text)
+		{
+			text_off[slot] = fs->text_off[i];
+			text_len[slot] = fs->text_len[i];
+		}
+	}
+
+	if (fs->keep_text)
+	{
+		/* the insertion order refers to slots: rebuild it with new slots */
+		for (uint32 k = 0; k < fs->nfeatures; k++)
+		{
+			uint32		old = fs->order[k];
+			uint32		slot = (uint32) fs->hashes[old] & newmask;
+
+			while (hashes[slot] != fs->hashes[old])
+				slot = (slot + 1) & newmask;
+			fs->order[k] = slot;
+		}
+		fs->order = repalloc_huge(fs->order, sizeof(uint32) * newslots);
+		pfree(fs->text_off);
+		pfree(fs->text_len);
+		fs->text_off = text_off;
+		fs->text_len = text_len;
+	}
+	pfree(fs->hashes);
+	pfree(fs->counts);
+	fs->hashes = hashes;
+	fs->counts = counts;
+	fs->mask = newmask;
+}
+
+/* Count one occurrence of the feature whose UTF-8 text is s[0..len). */
+static void
+SimhashAddFeature(SimhashFeatureSet *fs, const char *s, size_t len)
+{
+	uint64		h = SimhashHashFeature(s, len);
+	uint32		slot = (uint32) h & fs->mask;
+
+	while (fs->counts[slot] != 0)
+	{
+		if (fs->hashes[slot] == h)
+		{
+			if (fs->counts[slot] < PG_UINT32_MAX)
+				fs->counts[slot]++;
+			return;
+		}
+		slot = (slot + 1) & fs->mask;
+	}
+
+	fs->hashes[slot] = h;
+	fs->counts[slot] = 1;
+	if (fs->keep_text)
+	{
+		if (fs->text_used + len > fs->text_size)
+		{
+			while (fs->text_used + len > fs->text_size)
+				fs->text_size *= 2;
+			fs->text_buf = repalloc_huge(fs->text_buf, fs->text_size);
+		}
+		memcpy(fs->text_buf + fs->text_used, s, len);
+		fs->text_off[slot] = (uint32) fs->text_used;
+		fs->text_len[slot] = (uint32) len;
+		fs->text_used += len;
+		fs->order[fs->nfeatures] = slot;
+	}
+	fs->nfeatures++;
+
+	/* keep the load factor at or below one half */
+	if (fs->nfeatures * 2 > fs->mask + 1)
+		SimhashGrowFeatureSet(fs);
+}
+
+/* Make room for "extra" more bytes in the word buffer. */
+static inline void
+SimhashReserveWord(SimhashTokenizer *tk, size_t extra)
+{
+	if (tk->wlen + extra > tk->wsize)
+	{
+		while (tk->wlen + extra > tk->wsize)
+			tk->wsize *= 2;
+		tk->word = repalloc_huge(tk->word, tk->wsize);
+	}
+}
+
+/* End the current word, if any, making it a feature. */
+static inline void
+SimhashEndWord(SimhashTokenizer *tk)
+{
+	if (tk->wlen > 0)
+	{
+		SimhashAddFeature(tk->fs, tk->word, tk->wlen);
+		tk->wlen = 0;
+	}
+}
+
+/* End the current kana run; a run of one kana is a feature by itself. */
+static inline void
+SimhashEndKana(SimhashTokenizer *tk)
+{
+	if (tk->kana_run == 1)
+	{
+		char		buf[4];
+
+		SimhashAddFeature(tk->fs, buf, SimhashEncodeUtf8(tk->kana_prev, buf));
+	}
+	tk->kana_run = 0;
+}
+
+/* Feed one normalised, case-folded code point to the feature extractor. */
+static void
+SimhashEmitChar(SimhashTokenizer *tk, pg_wchar c)
+{
+	char		buf[8];
+	int			n;
+
+	switch (SimhashCharProps(c) & SIMHASH_UCLASS_MASK)
+	{
+		case SIMHASH_UCLASS_WORD:
+			if (tk->kana_run > 0)
+				SimhashEndKana(tk);
+			SimhashReserveWord(tk, 4);
+			tk->wlen += SimhashEncodeUtf8(c, tk->word + tk->wlen);
+			break;
+		case SIMHASH_UCLASS_HAN:
+			SimhashEndWord(tk);
+			if (tk->kana_run > 0)
+				SimhashEndKana(tk);
+			SimhashAddFeature(tk->fs, buf, SimhashEncodeUtf8(c, buf));
+			break;
+		case SIMHASH_UCLASS_KANA:
+			SimhashEndWord(tk);
+			if (tk->kana_run > 0)
+			{
+				n = SimhashEncodeUtf8(tk->kana_prev, buf);
+				n += SimhashEncodeUtf8(c, buf + n);
+				SimhashAddFeature(tk->fs, buf, n);
+			}
+			tk->kana_prev = c;
+			tk->kana_run++;
+			break;
+		default:
+			SimhashEndWord(tk);
+			if (tk->kana_run > 0)
+				SimhashEndKana(tk);
+			break;
+	}
+}
+
+/* Case fold a normalised code point and feed the result. */
+static void
+SimhashEmitFolded(SimhashTokenizer *tk, pg_wchar c)
+{
+	int			lo = 0,
+				hi = lengthof(simhash_folds) - 1;
+
+	if (!(SimhashCharProps(c) & SIMHASH_UFLAG_FOLDS))
+	{
+		SimhashEmitChar(tk, c);
+		return;
+	}
+
+	while (lo <= hi)
+	{
+		int			mid = (lo + hi) / 2;
+
+		if (simhash_folds[mid].cp == c)
+		{
+			for (int k = 0; k < 3 && simhash_folds[mid].to[k] != 0; k++)
+				SimhashEmitChar(tk, simhash_folds[mid].to[k]);
+			return;
+		}
+		if (simhash_folds[mid].cp < c)
+			lo = mid + 1;
+		else
+			hi = mid - 1;
+	}
+	elog(ERROR, "code point U+%04X is flagged as folding but has no folding", c);
+}
+
+/* Normalise one segment of code points to NFKC and feed the result. */
+static void
+SimhashEmitSegment(SimhashTokenizer *tk, const pg_wchar *seg, int n)
+{
+	pg_wchar	input[SIMHASH_MAX_SEGMENT + 1];
+	pg_wchar   *output;
+
+	if (n == 1)
+	{
+		uint8		props = SimhashCharProps(seg[0]);
+
+		if (props & SIMHASH_UFLAG_STABLE)
+		{
+			SimhashEmitFolded(tk, seg[0]);
+			return;
+		}
+		if (props & SIMHASH_UFLAG_NFKC_SEP)
+		{
+			/* normalises to separators only: no need to normalise it */
+			SimhashEmitChar(tk, ' ');
+			return;
+		}
+	}
+
+	Assert(n <= SIMHASH_MAX_SEGMENT);
+	memcpy(input, seg, sizeof(pg_wchar) * n);
+	input[n] = 0;
+	output = unicode_normalize(UNICODE_NFKC, input);
+	for (pg_wchar *p = output; *p; p++)
+		SimhashEmitFolded(tk, *p);
+	pfree(output);
+}
+
+/*
+ * Tokenize s[0..len).  Returns the number of bytes consumed.  Unless
+ * "final", stops at the start of a segment whose end cannot be known yet;
+ * the caller passes the rest again, followed by more input.
+ */
+static size_t
+SimhashFeed(SimhashTokenizer *tk, const unsigned char *s, size_t len, bool final)
+{
+	size_t		i = 0;
+
+	while (i < len)
+	{
+		unsigned char b = s[i];
+		pg_wchar	seg[SIMHASH_MAX_SEGMENT];
+		int			nseg;
+		size_t		j;
+
+		if (b < 0x80 && ascii_word[b])
+		{
+			/* fast path: a run of ASCII letters and digits */
+			size_t		start = i;
+
+			while (i < len && s[i] < 0x80 && ascii_word[s[i]])
+				i++;
+			/* the last one may start a segment with what follows */
+			if (i == len ? !final : s[i] >= 0x80)
+				i--;
+			if (i > start)
+			{
+				if (tk->kana_run > 0)
+					SimhashEndKana(tk);
+				SimhashReserveWord(tk, i - start);
+				for (size_t k = start; k < i; k++)
+					tk->word[tk->wlen++] = pg_ascii_tolower(s[k]);
+			}
+			if (i == len - 1 && !final)
+				return i;
+			if (i == start)
+				goto slow;		/* single letter before a non-ASCII byte */
+			continue;
+		}
+		if (b < 0x80 && (i + 1 < len ? s[i + 1] < 0x80 : final))
+		{
+			/* fast path: ASCII separator followed by ASCII */
+			SimhashEndWord(tk);
+			if (tk->kana_run > 0)
+				SimhashEndKana(tk);
+			i++;
+			continue;
+		}
+
+slow:
+		/* general case: collect one normalisation segment */
+		j = i;
+		nseg = 0;
+		for (;;)
+		{
+			pg_wchar	c;
+			int			n;
+
+			if (j == len)
+			{
+				if (!final)
+					return i;
+				break;
+			}
+			n = SimhashDecodeUtf8(s + j, len - j, &c);
+			if (n == 0)
+			{
+				if (!final)
+					return i;
+				c = 0xFFFD;		/* truncated sequence at the very end */
+				n = (int) (len - j);
+			}
+			if (nseg > 0 &&
+				(nseg == SIMHASH_MAX_SEGMENT ||
+				 (SimhashCharProps(c) & SIMHASH_UFLAG_BOUNDARY)))
+				break;
+			seg[nseg++] = c;
+			j += n;
+		}
+		SimhashEmitSegment(tk, seg, nseg);
+		i = j;
+	}
+	return i;
+}
+
+/* Feed a buffer that is already UTF-8, checking for interrupts. */
+static void
+SimhashFeedUtf8(SimhashTokenizer *tk, const unsigned char *s, size_t len)
+{
+	size_t		pos = 0;
+
+	while (pos < len)
+	{
+		size_t		n = Min(len - pos, SIMHASH_CHUNK);
+
+		CHECK_FOR_INTERRUPTS();
+		pos += SimhashFeed(tk, s + pos, n, pos + n == len);
+	}
+}
+
+/*
+ * Feed text in a server encoding other than UTF-8: convert it piecewise,
+ * carrying over the bytes the tokenizer could not consume yet.
+ */
+static void
+SimhashFeedConverted(SimhashTokenizer *tk, const char *s, size_t len, int encoding)
+{
+	size_t		pos = 0;
+	char	   *carry = NULL;
+	size_t		carried = 0;
+
+	while (pos < len)
+	{
+		int			clip;
+		char	   *utf8;
+		size_t		ulen;
+		char	   *buf;
+		size_t		consumed;
+		bool		final;
+
+		CHECK_FOR_INTERRUPTS();
+		clip = pg_encoding_mbcliplen(encoding, s + pos, (int) (len - pos),
+									 SIMHASH_CHUNK);
+		if (clip <= 0)			/* cannot happen for verified input */
+			elog(ERROR, "could not split text for encoding conversion");
+		utf8 = (char *) pg_do_encoding_conversion((unsigned char *) s + pos, clip,
+												  encoding, PG_UTF8);
+		ulen = (utf8 == s + pos) ? (size_t) clip : strlen(utf8);
+		pos += clip;
+		final = (pos == len);
+
+		buf = palloc(carried + ulen);
+		if (carried > 0)
+			memcpy(buf, carry, carried);
+		memcpy(buf + carried, utf8, ulen);
+		if (utf8 != s + pos - clip)
+			pfree(utf8);
+
+		consumed = SimhashFeed(tk, (unsigned char *) buf, carried + ulen, final);
+		if (carry)
+			pfree(carry);
+		carried = carried + ulen - consumed;
+		carry = palloc(Max(carried, 1));
+		memcpy(carry, buf + consumed, carried);
+		pfree(buf);
+	}
+	Assert(carried == 0);
+	if (carry)
+		pfree(carry);
+}
+
+/*
+ * Extract the features of a text.  With keep_text, the feature set also
+ * remembers each feature's text and the order of first appearance.
+ */
+SimhashFeatureSet *
+SimhashExtractFeatures(text *t, bool keep_text)
+{
+	SimhashTokenizer tk;
+	const char *s = VARDATA_ANY(t);
+	size_t		len = VARSIZE_ANY_EXHDR(t);
+	int			encoding = GetDatabaseEncoding();
+
+	tk.fs = SimhashCreateFeatureSet(keep_text);
+	tk.wsize = 64;
+	tk.word = palloc(tk.wsize);
+	tk.wlen = 0;
+	tk.kana_run = 0;
+	tk.kana_prev = 0;
+
+	if (encoding == PG_UTF8 || encoding == PG_SQL_ASCII)
+		SimhashFeedUtf8(&tk, (const unsigned char *) s, len);
+	else
+		SimhashFeedConverted(&tk, s, len, encoding);
+
+	/* the final feed flushed nothing: end the last word or kana run */
+	SimhashEndWord(&tk);
+	SimhashEndKana(&tk);
+	pfree(tk.word);
+	return tk.fs;
+}

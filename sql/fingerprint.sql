@@ -1,0 +1,149 @@
+--
+-- simhash(text) and its variants
+--
+CREATE OR REPLACE FUNCTION sqlstate_of(query text) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+	EXECUTE query;
+	RETURN 'ok';
+EXCEPTION WHEN OTHERS THEN
+	RETURN SQLSTATE || ': ' || SQLERRM;
+END $$;
+
+-- pinned values: these must never change (tools/simhash_reference.py agrees)
+SELECT simhash('Hello, world!') AS hello,
+       simhash('The quick brown fox jumps over the lazy dog') AS fox,
+       simhash('中文文本，没有空格。') AS chinese,
+       simhash('カタカナとひらがな') AS kana;
+
+-- no features: all bits zero (the tie rule: a zero counter gives bit 0)
+SELECT simhash('') AS empty, simhash('  ,.;!? ===== ----- ') AS punctuation,
+       simhash('😀 👍🏽 🇯🇵') AS emoji_only;
+SELECT simhash(NULL::text) IS NULL AS strict;
+
+-- case folding, NFKC, punctuation and spacing do not matter
+SELECT simhash('Hello, World!') = simhash('hello world') AS case_and_punct,
+       simhash('ＨＥＬＬＯ　ｗｏｒｌｄ') = simhash('hello world') AS fullwidth,
+       simhash('café') = simhash(E'cafe\u0301') AS composed_decomposed,
+       simhash('STRASSE') = simhash('straße') AS full_folding,
+       simhash('ﬁne') = simhash('fine') AS ligature,
+       simhash('中文，文本。') = simhash('中文 文本') AS cjk_punctuation;
+
+-- features: words, each Han character, kana bigrams; in order of appearance
+SELECT * FROM simhash_features('Hello, hello WORLD! 中文文本 カタカナ 한국어 Ünïcödé x²');
+-- a lone kana is a feature; kana runs are cut by other characters
+SELECT feature FROM simhash_features('か キ漢ク');
+
+-- simhash(text) is exactly simhash(features, weights)
+SELECT simhash(t) = (SELECT simhash(array_agg(feature ORDER BY ordinality),
+                                    array_agg(weight ORDER BY ordinality))
+                     FROM simhash_features(t) WITH ORDINALITY) AS same
+FROM (VALUES ('Hello, world!'), ('a a a a a a a a a a a a b'), ('中文文本，没有空格。'),
+             (repeat('lorem ipsum dolor sit amet ', 50) || 'consectetur')) v(t);
+
+-- weights are term frequencies capped at 8
+SELECT feature, occurrences, weight
+FROM simhash_features(repeat('spam ', 20) || repeat('eggs ', 3) || 'ham');
+
+-- junk cannot decide the fingerprint: appended punctuation changes nothing,
+-- an endlessly repeated word moves a long text only a little
+CREATE TABLE lorem AS SELECT string_agg(md5(i::text), ' ') AS body FROM generate_series(1, 400) i;
+SELECT simhash(body || repeat(' =====', 10000)) = simhash(body) AS punctuation_ignored,
+       simhash(body || repeat(' spam', 100000)) <-> simhash(body) AS spam_distance,
+       simhash(repeat(' spam', 100000)) <-> simhash(body) AS spam_alone_distance
+FROM lorem;
+
+-- near-duplicates are close, unrelated texts are far
+SELECT simhash(body) <-> simhash(replace(body, 'a', 'b')) > 10 AS heavy_edit_far,
+       simhash(body) <-> simhash(body || ' one more word') <= 3 AS small_edit_close
+FROM lorem;
+
+-- simhash(text[]): each element weighs 1, repeats add up
+SELECT simhash(ARRAY['a', 'b', 'c']) = simhash(ARRAY['c', 'b', 'a']) AS order_free,
+       simhash(ARRAY['a', 'a', 'b']) = simhash(ARRAY['a', 'b'], ARRAY[2, 1]::float8[]) AS repeats_add,
+       simhash(ARRAY['hello', 'world']) = simhash('Hello, World') AS same_hash,
+       simhash(ARRAY[]::text[]) AS empty_array;
+SELECT simhash(ARRAY['x'], ARRAY[0]::float8[]) AS zero_weight,
+       simhash(ARRAY['x', 'y'], ARRAY[1e300, 1e-300]) = simhash(ARRAY['x']) AS big_weight_wins;
+
+-- bad arrays and weights
+SELECT sqlstate_of($$SELECT simhash(ARRAY['a', 'b'], ARRAY[1.0])$$);
+SELECT sqlstate_of($$SELECT simhash(ARRAY['a'], ARRAY['NaN']::float8[])$$);
+SELECT sqlstate_of($$SELECT simhash(ARRAY['a'], ARRAY['Infinity']::float8[])$$);
+SELECT sqlstate_of($$SELECT simhash(ARRAY['a'], ARRAY[-1.0])$$);
+SELECT sqlstate_of($$SELECT simhash(ARRAY['a', NULL])$$);
+SELECT sqlstate_of($$SELECT simhash(ARRAY['a'], ARRAY[NULL]::float8[])$$);
+SELECT sqlstate_of($$SELECT simhash(ARRAY[['a', 'b'], ['c', 'd']])$$);
+SELECT simhash(ARRAY['a', 'b'], ARRAY[1.0, 'NaN']);
+
+-- simhash(tsvector): lexemes weighted by occurrences and class (D=1 C=2 B=4 A=10, cap 8)
+SELECT simhash(to_tsvector('simple', 'cat dog cat')) = simhash(ARRAY['cat', 'cat', 'dog']) AS occurrences,
+       simhash('cat:1 dog:2'::tsvector) = simhash(ARRAY['cat', 'dog']) AS positions,
+       simhash('cat dog'::tsvector) = simhash(ARRAY['cat', 'dog']) AS no_positions,
+       simhash('cat:1A dog:2B'::tsvector) = simhash(ARRAY['cat', 'dog'], ARRAY[8, 4]::float8[]) AS classes,
+       simhash(to_tsvector('english', 'The cats were running')) = simhash(ARRAY['cat', 'run']) AS stemming,
+       simhash(''::tsvector) AS empty;
+
+-- honest immutability: the same characters give the same fingerprint in
+-- databases with other encodings; long texts are converted piecewise, so the
+-- features of a 5 MB text are compared too
+CREATE VIEW long_texts AS
+SELECT string_agg('第' || i || '号中文文本，没有空格 word' || i, '。') AS chinese,
+       string_agg('Größe' || i || ' café naïve ÀÉÎÕÜ', ', ') AS latin
+FROM generate_series(1, 200000) i;
+SELECT simhash('Ça coûte ½ µs, Straße, naïve café ÀÉÎÕÜ') AS latin_fp,
+       simhash('中文文本，没有空格。English words 中英混合') AS chinese_fp,
+       simhash(chinese) AS long_chinese_fp, simhash(latin) AS long_latin_fp,
+       (SELECT count(*) || ' features, ' || sum(occurrences) || ' occurrences'
+        FROM simhash_features(chinese)) AS long_chinese_stats,
+       (SELECT count(*) || ' features, ' || sum(occurrences) || ' occurrences'
+        FROM simhash_features(latin)) AS long_latin_stats
+FROM long_texts \gset
+\echo :long_chinese_stats / :long_latin_stats
+CREATE DATABASE simhash_latin1 TEMPLATE template0 ENCODING 'LATIN1' LC_COLLATE 'C' LC_CTYPE 'C';
+CREATE DATABASE simhash_euc_cn TEMPLATE template0 ENCODING 'EUC_CN' LC_COLLATE 'C' LC_CTYPE 'C';
+CREATE DATABASE simhash_sql_ascii TEMPLATE template0 ENCODING 'SQL_ASCII' LC_COLLATE 'C' LC_CTYPE 'C';
+\c simhash_latin1
+\encoding UTF8
+CREATE EXTENSION simhash;
+CREATE VIEW long_texts AS
+SELECT string_agg('Größe' || i || ' café naïve ÀÉÎÕÜ', ', ') AS latin
+FROM generate_series(1, 200000) i;
+SELECT getdatabaseencoding(),
+       simhash('Ça coûte ½ µs, Straße, naïve café ÀÉÎÕÜ') = :'latin_fp' AS same,
+       simhash(latin) = :'long_latin_fp' AS long_same,
+       (SELECT count(*) || ' features, ' || sum(occurrences) || ' occurrences'
+        FROM simhash_features(latin)) = :'long_latin_stats' AS long_features_same
+FROM long_texts;
+SELECT * FROM simhash_features('Ça coûte ½, Straße');
+\c simhash_euc_cn
+\encoding UTF8
+CREATE EXTENSION simhash;
+CREATE VIEW long_texts AS
+SELECT string_agg('第' || i || '号中文文本，没有空格 word' || i, '。') AS chinese
+FROM generate_series(1, 200000) i;
+SELECT getdatabaseencoding(),
+       simhash('中文文本，没有空格。English words 中英混合') = :'chinese_fp' AS same,
+       simhash(chinese) = :'long_chinese_fp' AS long_same,
+       (SELECT count(*) || ' features, ' || sum(occurrences) || ' occurrences'
+        FROM simhash_features(chinese)) = :'long_chinese_stats' AS long_features_same
+FROM long_texts;
+\c simhash_sql_ascii
+\encoding UTF8
+CREATE EXTENSION simhash;
+SELECT getdatabaseencoding(),
+       simhash('中文文本，没有空格。English words 中英混合') = :'chinese_fp' AS same;
+\c contrib_regression
+DROP DATABASE simhash_latin1;
+DROP DATABASE simhash_euc_cn;
+DROP DATABASE simhash_sql_ascii;
+DROP VIEW long_texts;
+
+-- a 100 MB text: linear time and memory, same result as its parts agree
+SELECT simhash(repeat('The quick brown fox jumps over the lazy dog. ', 2300000)) =
+       simhash(repeat('The quick brown fox jumps over the lazy dog. ', 8)) AS long_text;
+
+-- catalog properties
+SELECT p.oid::regprocedure, p.provolatile, p.proparallel, p.proisstrict
+FROM pg_proc p WHERE p.proname IN ('simhash', 'simhash_features') ORDER BY 1::text;
+
+DROP TABLE lorem;

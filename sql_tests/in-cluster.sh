@@ -1,0 +1,35 @@
+#!/bin/bash
+# sql_tests/in-cluster.sh -- the suites that run inside one throw-away
+# cluster; pg_virtualenv has set PGHOST, PGPORT, PGUSER and PGPASSWORD.
+# Appends "PASS name" / "FAIL name" lines to $SIMHASH_RESULTS.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+record() {						# record NAME STATUS
+	if [ "$2" = ok ]; then
+		echo "PASS $1" | tee -a "$SIMHASH_RESULTS"
+	else
+		echo "FAIL $1" | tee -a "$SIMHASH_RESULTS"
+	fi
+}
+
+# pg_regress (REGRESS) and isolation (ISOLATION) suites of the Makefile
+make -s installcheck >installcheck.log 2>&1
+while read -r name status; do
+	record "regress/$name" "$status"
+done < <(sed -nE 's/^(test |     |ok [0-9]+ +- )? *([A-Za-z0-9_-]+) +\.\.\. (ok|FAILED|failed).*/\2 \3/p' installcheck.log)
+if grep -q "FAILED\|failed (ignored)\|could not\|diff command failed" installcheck.log ||
+	! grep -q "\.\.\. ok" installcheck.log; then
+	grep -q "\.\.\. ok" installcheck.log || { cat installcheck.log; record regress/harness fail; }
+	[ -f regression.diffs ] && head -100 regression.diffs
+fi
+
+# self-checking scripts: each exits non-zero on failure
+for script in sql_tests/*.py; do
+	name=$(basename "$script" .py)
+	if /usr/bin/python3 "$script"; then
+		record "check/$name" ok
+	else
+		record "check/$name" fail
+	fi
+done

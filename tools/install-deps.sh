@@ -1,0 +1,37 @@
+#!/bin/bash
+# tools/install-deps.sh -- install everything simhash needs to build, test
+# and demonstrate itself on Debian 12 (bookworm).  Run as root.  Idempotent:
+# apt is only called when a package is missing.
+set -euo pipefail
+
+if [ "$(id -u)" != 0 ]; then
+	echo "install-deps.sh: run me as root (apt-get needs it)" >&2
+	exit 1
+fi
+
+packages=(
+	build-essential            # gcc, make
+	postgresql-15              # the server
+	postgresql-client-15       # psql, pg_regress, isolation tester, TAP modules
+	postgresql-server-dev-15   # headers and PGXS
+	postgresql-common          # pg_virtualenv
+	libxxhash-dev              # xxhash.h (used header-only)
+	libipc-run-perl            # TAP tests (PostgreSQL::Test::Cluster)
+	python3                    # reference implementation and test drivers
+	python3-xxhash             # reference implementation
+	fortunes-zh                # Chinese test documents
+	xz-utils                   # unpacking the kernel documentation (demo, bench)
+	ca-certificates
+)
+
+missing=()
+for p in "${packages[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+		missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+	echo "install-deps.sh: installing ${missing[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update
+	apt-get install -y --no-install-recommends "${missing[@]}"
+fi

@@ -1,0 +1,38 @@
+#!/bin/bash
+# tools/test.sh -- the whole simhash test suite, from a fresh Debian 12 machine.
+#
+# Run as root from anywhere: installs the dependencies, builds the extension
+# with -Werror, installs it, then runs every suite as the postgres user
+# against throw-away clusters (sql_tests/run.sh).  Prints one line per test
+# and a final "N passed, N failed"; exits non-zero if anything failed.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+if [ "$(id -u)" != 0 ]; then
+	echo "test.sh: run me as root (it installs packages and the extension)" >&2
+	exit 1
+fi
+
+tools/install-deps.sh || { echo "0 passed, 1 failed (dependencies)"; exit 1; }
+
+echo "== building and installing"
+if ! { make -s clean && make -s all && make -s install; } >/tmp/simhash-build.log 2>&1; then
+	cat /tmp/simhash-build.log
+	echo "0 passed, 1 failed (build)"
+	exit 1
+fi
+
+# PostgreSQL refuses to run as root: test from a copy the postgres user owns
+work=$(mktemp -d /tmp/simhash-test.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+cp -a . "$work/tree"
+chown -R postgres: "$work"
+runuser -u postgres -- bash "$work/tree/sql_tests/run.sh"
+status=$?
+if [ $status -ne 0 ] && [ -d "$work/tree/results" ]; then
+	mkdir -p results
+	cp -a "$work/tree"/results/. results/ 2>/dev/null
+	cp -a "$work/tree"/regression.diffs . 2>/dev/null
+	echo "(failure output copied to ./results and ./regression.diffs)"
+fi
+exit $status

@@ -2,9 +2,24 @@
 
 MODULE_big = simhash
 OBJS = \
+	src/ball.o \
 	src/distance.o \
-	src/simhash.o \
 	src/fingerprint.o \
+	src/selectivity.o \
+	src/shbuild.o \
+	src/shcheck.o \
+	src/shcost.o \
+	src/shhandler.o \
+	src/shinsert.o \
+	src/shpage.o \
+	src/shprobe.o \
+	src/shscan.o \
+	src/shsort.o \
+	src/shtree.o \
+	src/shutils.o \
+	src/shvacuum.o \
+	src/shvalidate.o \
+	src/simhash.o \
 	src/tokenize.o \
 	src/type.o
 

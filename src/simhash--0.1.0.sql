@@ -222,3 +222,128 @@ CREATE FUNCTION simhash_features(text,
 	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE ROWS 100;
 COMMENT ON FUNCTION simhash_features(text) IS
 	'features of simhash(text) with their occurrences and weights, in order of first appearance';
+
+------------------------------------------------------------------------------
+-- The simhash_ball type: fingerprints within a radius of a centre
+------------------------------------------------------------------------------
+
+CREATE TYPE simhash_ball;
+
+CREATE FUNCTION simhash_ball_in(cstring) RETURNS simhash_ball
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION simhash_ball_out(simhash_ball) RETURNS cstring
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION simhash_ball_recv(internal) RETURNS simhash_ball
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION simhash_ball_send(simhash_ball) RETURNS bytea
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE TYPE simhash_ball (
+	INPUT = simhash_ball_in,
+	OUTPUT = simhash_ball_out,
+	RECEIVE = simhash_ball_recv,
+	SEND = simhash_ball_send,
+	INTERNALLENGTH = 16,
+	ALIGNMENT = double,
+	STORAGE = plain
+);
+COMMENT ON TYPE simhash_ball IS
+	'all fingerprints within a Hamming radius of a centre; text form ''<16 hex digits>/<radius>''';
+COMMENT ON FUNCTION simhash_ball_in(cstring) IS 'text input of simhash_ball';
+COMMENT ON FUNCTION simhash_ball_out(simhash_ball) IS 'text output of simhash_ball';
+COMMENT ON FUNCTION simhash_ball_recv(internal) IS 'binary input of simhash_ball';
+COMMENT ON FUNCTION simhash_ball_send(simhash_ball) IS 'binary output of simhash_ball';
+
+CREATE FUNCTION simhash_ball(simhash64, int4) RETURNS simhash_ball
+	AS 'MODULE_PATHNAME', 'simhash_ball_make'
+	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION simhash_ball(simhash64, int4) IS
+	'the fingerprints within the given Hamming radius of a centre (a negative radius is empty)';
+CREATE FUNCTION simhash_ball_center(simhash_ball) RETURNS simhash64
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION simhash_ball_center(simhash_ball) IS 'centre of a simhash_ball';
+CREATE FUNCTION simhash_ball_radius(simhash_ball) RETURNS int4
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION simhash_ball_radius(simhash_ball) IS 'radius of a simhash_ball';
+
+CREATE FUNCTION simhash_ball_restrict_sel(internal, oid, internal, int4) RETURNS float8
+	AS 'MODULE_PATHNAME' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash_ball_restrict_sel(internal, oid, internal, int4) IS
+	'restriction selectivity of <@ and @> (planner support)';
+CREATE FUNCTION simhash_ball_join_sel(internal, oid, internal, int2, internal) RETURNS float8
+	AS 'MODULE_PATHNAME' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash_ball_join_sel(internal, oid, internal, int2, internal) IS
+	'join selectivity of <@ and @> (planner support)';
+
+CREATE FUNCTION simhash64_within_ball(simhash64, simhash_ball) RETURNS boolean
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION simhash64_within_ball(simhash64, simhash_ball) IS
+	'is the fingerprint within the ball?';
+CREATE FUNCTION simhash_ball_contains(simhash_ball, simhash64) RETURNS boolean
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION simhash_ball_contains(simhash_ball, simhash64) IS
+	'does the ball contain the fingerprint?';
+
+CREATE OPERATOR <@ (
+	LEFTARG = simhash64, RIGHTARG = simhash_ball, FUNCTION = simhash64_within_ball,
+	COMMUTATOR = @>, RESTRICT = simhash_ball_restrict_sel, JOIN = simhash_ball_join_sel
+);
+CREATE OPERATOR @> (
+	LEFTARG = simhash_ball, RIGHTARG = simhash64, FUNCTION = simhash_ball_contains,
+	COMMUTATOR = <@, RESTRICT = simhash_ball_restrict_sel, JOIN = simhash_ball_join_sel
+);
+COMMENT ON OPERATOR <@ (simhash64, simhash_ball) IS
+	'fingerprint is within the ball (indexable: fp <@ simhash_ball(q, k) means fp <-> q <= k)';
+COMMENT ON OPERATOR @> (simhash_ball, simhash64) IS
+	'ball contains the fingerprint';
+
+------------------------------------------------------------------------------
+-- The simhash index access method
+------------------------------------------------------------------------------
+
+CREATE FUNCTION simhash_handler(internal) RETURNS index_am_handler
+	AS 'MODULE_PATHNAME' LANGUAGE C;
+COMMENT ON FUNCTION simhash_handler(internal) IS
+	'handler of the simhash index access method';
+
+CREATE ACCESS METHOD simhash TYPE INDEX HANDLER simhash_handler;
+COMMENT ON ACCESS METHOD simhash IS
+	'exact Hamming-distance search over four 16-bit bands of a simhash64';
+
+CREATE OPERATOR CLASS simhash64_ops
+DEFAULT FOR TYPE simhash64 USING simhash AS
+	OPERATOR	1	<@ (simhash64, simhash_ball),
+	OPERATOR	2	<-> (simhash64, simhash64) FOR ORDER BY integer_ops,
+	OPERATOR	3	= (simhash64, simhash64);
+COMMENT ON OPERATOR CLASS simhash64_ops USING simhash IS
+	'radius search (<@), nearest neighbours (ORDER BY <->) and equality';
+COMMENT ON OPERATOR FAMILY simhash64_ops USING simhash IS
+	'radius search (<@), nearest neighbours (ORDER BY <->) and equality';
+
+------------------------------------------------------------------------------
+-- Verification and inspection of simhash indexes
+------------------------------------------------------------------------------
+
+CREATE FUNCTION simhash_index_check(index regclass, heapallindexed boolean DEFAULT false)
+	RETURNS void
+	AS 'MODULE_PATHNAME' LANGUAGE C STRICT PARALLEL RESTRICTED;
+COMMENT ON FUNCTION simhash_index_check(regclass, boolean) IS
+	'check the invariants of a simhash index (and that every visible row is indexed); raises an error on corruption';
+REVOKE ALL ON FUNCTION simhash_index_check(regclass, boolean) FROM PUBLIC;
+
+CREATE FUNCTION simhash_index_stats(index regclass,
+		OUT tree text, OUT levels int4, OUT leaf_pages int8, OUT internal_pages int8,
+		OUT entries int8, OUT appended int8, OUT bytes_per_entry float8)
+	RETURNS SETOF record
+	AS 'MODULE_PATHNAME' LANGUAGE C STRICT PARALLEL RESTRICTED ROWS 5;
+COMMENT ON FUNCTION simhash_index_stats(regclass) IS
+	'pages, entries and bytes per entry of each tree of a simhash index';
+REVOKE ALL ON FUNCTION simhash_index_stats(regclass) FROM PUBLIC;
+
+CREATE FUNCTION simhash_index_heavy_keys(index regclass, n int4 DEFAULT 10,
+		OUT band int4, OUT key text, OUT entries int8)
+	RETURNS SETOF record
+	AS 'MODULE_PATHNAME' LANGUAGE C STRICT PARALLEL RESTRICTED ROWS 10;
+COMMENT ON FUNCTION simhash_index_heavy_keys(regclass, int4) IS
+	'the longest key lists of a simhash index (skew from duplicated or clustered data)';
+REVOKE ALL ON FUNCTION simhash_index_heavy_keys(regclass, int4) FROM PUBLIC;

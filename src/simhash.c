@@ -13,7 +13,22 @@
 #include "postgres.h"
 
 #include "fmgr.h"
+#include "utils/guc.h"
 
-#include "simhash.h"
+#include "shindex.h"
 
 PG_MODULE_MAGIC;
+
+void		_PG_init(void);
+
+/*
+ * Load-time initialization: index options, the hooks that batch index
+ * insertions, and the reserved GUC prefix.
+ */
+void
+_PG_init(void)
+{
+	SimhashRegisterOptions();
+	SimhashInstallInsertHooks();
+	MarkGUCPrefixReserved("simhash");
+}

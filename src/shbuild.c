@@ -1,0 +1,397 @@
+/*-------------------------------------------------------------------------
+ *
+ * shbuild.c
+ *	  Building a simhash index (CREATE INDEX, REINDEX) and empty indexes.
+ *
+ * The index consists of five B+-trees in one relation: one per 16-bit block
+ * ("band") of the fingerprint, keyed by that block, and one listing rows
+ * whose fingerprint is NULL.  Every entry carries the full fingerprint (its
+ * key plus the 48 other bits), so a scan computes exact distances inside
+ * the index.  Why this shape:
+ *
+ *	- exact search for any radius k: a fingerprint within k of the query
+ *	  agrees with it in some block up to floor(k/4) bits (pigeonhole), so
+ *	  probing each band for the keys near the query's block finds every
+ *	  match (shprobe.c plans which keys);
+ *	- small indexes stay small: a tree starts as one leaf, so an index on
+ *	  1,000 rows is 6 pages;
+ *	- growth needs no rebuild: B+-trees split locally (shtree.c);
+ *	- clustered data (thousands of copies of one fingerprint) only makes a
+ *	  key span several leaves, which a probe reads in sequence;
+ *	- entries are sorted by (key, heap TID), so TIDs of one key are
+ *	  delta-encoded: about 9 bytes per entry (shpage.c).
+ *
+ * The build scans the heap once, spools four entries per row (one per band)
+ * plus NULL rows into a sort within maintenance_work_mem (shsort.c, spilling
+ * sorted runs to temporary files beyond it), then writes each tree bottom-up:
+ * leaves left to right filled to the fillfactor, then each internal level
+ * from the low keys of the level below.  Pages go through shared buffers and
+ * are WAL-logged once at the end with log_newpage_range().
+ *
+ * Copyright (c) 2026, the simhash authors
+ *
+ * IDENTIFICATION
+ *	  src/shbuild.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/tableam.h"
+#include "access/xloginsert.h"
+#include "catalog/index.h"
+#include "commands/progress.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "storage/bufmgr.h"
+#include "storage/smgr.h"
+#include "utils/backend_progress.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+
+#include "shindex.h"
+#include "shsort.h"
+
+/* subphases reported in pg_stat_progress_create_index */
+#define SIMHASH_PHASE_SCAN		2
+#define SIMHASH_PHASE_SORT		3
+#define SIMHASH_PHASE_WRITE		4
+
+typedef struct SimhashBuildState
+{
+	SimhashSpool *spool;
+	double		indtuples;		/* rows added to the spool */
+	MemoryContext tmpctx;
+} SimhashBuildState;
+
+/* Bottom-up writer of one level of one tree */
+typedef struct SimhashLevelWriter
+{
+	Relation	index;
+	int			band;
+	uint16		level;
+	Buffer		buf;			/* page being filled (locked), or invalid */
+	SimhashSortKey *lows;		/* low key of every page written */
+	BlockNumber *blocks;		/* and its block number */
+	int			npages;
+	int			maxpages;
+} SimhashLevelWriter;
+
+/* Report the name of a build subphase for pg_stat_progress_create_index. */
+char *
+shbuildphasename(int64 phasenum)
+{
+	switch (phasenum)
+	{
+		case PROGRESS_CREATEIDX_SUBPHASE_INITIALIZE:
+			return "initializing";
+		case SIMHASH_PHASE_SCAN:
+			return "scanning table";
+		case SIMHASH_PHASE_SORT:
+			return "sorting entries";
+		case SIMHASH_PHASE_WRITE:
+			return "writing trees";
+		default:
+			return NULL;
+	}
+}
+
+/* Spool the entries of one heap tuple (table_index_build_scan callback). */
+static void
+SimhashBuildCallback(Relation index, ItemPointer tid, Datum *values,
+					 bool *isnull, bool tupleIsAlive, void *state)
+{
+	SimhashBuildState *bs = (SimhashBuildState *) state;
+
+	if (ItemPointerGetOffsetNumber(tid) >= (1 << SIMHASH_OFFSET_BITS))
+		elog(ERROR, "heap offset %u too large for a simhash index",
+			 ItemPointerGetOffsetNumber(tid));
+
+	if (isnull[0])
+		SimhashSpoolAdd(bs->spool,
+						((uint64) SIMHASH_NULL_BAND << SIMHASH_TREE_SHIFT) |
+						SimhashMakeSortKey(0, tid), 0);
+	else
+	{
+		uint64		fp = DatumGetSimhash64(values[0]);
+
+		for (int band = 0; band < SIMHASH_NBANDS; band++)
+			SimhashSpoolAdd(bs->spool,
+							((uint64) band << SIMHASH_TREE_SHIFT) |
+							SimhashMakeSortKey(SimhashBlock(fp, band), tid),
+							SimhashRestOf(fp, band));
+	}
+	bs->indtuples += 1;
+}
+
+/* Remember a finished page of a level: its low key and block. */
+static void
+SimhashLevelRecord(SimhashLevelWriter *w, SimhashSortKey low, BlockNumber blkno)
+{
+	if (w->npages == w->maxpages)
+	{
+		w->maxpages *= 2;
+		w->lows = repalloc_huge(w->lows, sizeof(SimhashSortKey) * w->maxpages);
+		w->blocks = repalloc_huge(w->blocks, sizeof(BlockNumber) * w->maxpages);
+	}
+	w->lows[w->npages] = low;
+	w->blocks[w->npages] = blkno;
+	w->npages++;
+}
+
+/* Start a level writer. */
+static void
+SimhashLevelBegin(SimhashLevelWriter *w, Relation index, int band, uint16 level)
+{
+	w->index = index;
+	w->band = band;
+	w->level = level;
+	w->buf = InvalidBuffer;
+	w->npages = 0;
+	w->maxpages = 64;
+	w->lows = palloc(sizeof(SimhashSortKey) * w->maxpages);
+	w->blocks = palloc(sizeof(BlockNumber) * w->maxpages);
+}
+
+/*
+ * Start a new page on the level, linking the previous one to it.  Nobody
+ * else can see the index during a build, so the previous page can be
+ * finished once its successor's block number is known.
+ */
+static Page
+SimhashLevelNewPage(SimhashLevelWriter *w, SimhashSortKey low)
+{
+	Buffer		buf = SimhashNewBuffer(w->index);
+	Page		page = BufferGetPage(buf);
+
+	SimhashInitPage(page, (w->level == 0 ? SIMHASH_LEAF : 0) | SIMHASH_RIGHTMOST,
+					w->level, w->band);
+	if (BufferIsValid(w->buf))
+	{
+		SimhashPageOpaque prev = SimhashPageGetOpaque(BufferGetPage(w->buf));
+
+		prev->rightlink = BufferGetBlockNumber(buf);
+		prev->high = low;
+		prev->flags &= ~SIMHASH_RIGHTMOST;
+		MarkBufferDirty(w->buf);
+		UnlockReleaseBuffer(w->buf);
+	}
+	w->buf = buf;
+	SimhashLevelRecord(w, low, BufferGetBlockNumber(buf));
+	return page;
+}
+
+/* Finish the last page of a level. */
+static void
+SimhashLevelEnd(SimhashLevelWriter *w)
+{
+	if (BufferIsValid(w->buf))
+	{
+		MarkBufferDirty(w->buf);
+		UnlockReleaseBuffer(w->buf);
+		w->buf = InvalidBuffer;
+	}
+}
+
+/*
+ * Build the internal levels of a tree above "leaves" and return the root's
+ * block number and level.
+ */
+static BlockNumber
+SimhashWriteUpperLevels(Relation index, int band, SimhashLevelWriter *below,
+						int fillfactor, uint16 *rootlevel)
+{
+	int			per = Max(2, (int) (SimhashMaxPivots * fillfactor / 100));
+
+	while (below->npages > 1)
+	{
+		SimhashLevelWriter up;
+
+		CHECK_FOR_INTERRUPTS();
+		SimhashLevelBegin(&up, index, band, below->level + 1);
+		for (int i = 0; i < below->npages; i += per)
+		{
+			int			cnt = Min(per, below->npages - i);
+			/* the first page of a level starts at 0, below every key */
+			SimhashSortKey low = (i == 0) ? 0 : below->lows[i];
+			Page		page = SimhashLevelNewPage(&up, low);
+			SimhashPivot *pivots = SimhashPageGetPivots(page);
+
+			for (int k = 0; k < cnt; k++)
+			{
+				SimhashSortKey key = (i + k == 0) ? 0 : below->lows[i + k];
+
+				pivots[k].skey_hi = (uint32) (key >> 32);
+				pivots[k].skey_lo = (uint32) key;
+				pivots[k].child = below->blocks[i + k];
+			}
+			((PageHeader) page)->pd_lower += sizeof(SimhashPivot) * cnt;
+		}
+		SimhashLevelEnd(&up);
+		pfree(below->lows);
+		pfree(below->blocks);
+		*below = up;
+	}
+	*rootlevel = below->level;
+	return below->blocks[0];
+}
+
+/*
+ * Write all five trees from the sorted spool and fill in the metapage.
+ */
+static void
+SimhashWriteTrees(Relation index, SimhashSpool *spool, Buffer metabuf,
+				  int fillfactor)
+{
+	Size		limit = SimhashLeafCapacity * fillfactor / 100;
+	SimhashMetaPageData *meta = SimhashPageGetMeta(BufferGetPage(metabuf));
+	SimhashSpoolEntry rec;
+	bool		have = SimhashSpoolNext(spool, &rec);
+	int64		done = 0;
+
+	for (int tree = 0; tree < SIMHASH_NTREES; tree++)
+	{
+		SimhashLevelWriter leaves;
+		SimhashLeafBuilder builder;
+		bool		open = false;
+
+		SimhashLevelBegin(&leaves, index, tree, 0);
+		while (have && (int) (rec.key >> SIMHASH_TREE_SHIFT) == tree)
+		{
+			SimhashEntry e;
+
+			e.skey = rec.key & ((UINT64CONST(1) << SIMHASH_TREE_SHIFT) - 1);
+			e.rest = rec.rest;
+			if (!open || !SimhashLeafBuilderAdd(&builder, &e))
+			{
+				/* start the next leaf with this entry */
+				if (open)
+					SimhashLeafBuilderFinish(&builder);
+				SimhashLeafBuilderBegin(&builder, SimhashLevelNewPage(&leaves, e.skey),
+										limit);
+				SimhashLeafBuilderAdd(&builder, &e);
+				open = true;
+			}
+			have = SimhashSpoolNext(spool, &rec);
+			if ((++done & 0xFFFF) == 0)
+			{
+				CHECK_FOR_INTERRUPTS();
+				pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE,
+											 done / SIMHASH_NBANDS);
+			}
+		}
+		if (open)
+			SimhashLeafBuilderFinish(&builder);
+		else
+			SimhashLevelNewPage(&leaves, 0);	/* an empty tree: one empty leaf */
+		SimhashLevelEnd(&leaves);
+		meta->root[tree] = SimhashWriteUpperLevels(index, tree, &leaves, fillfactor,
+												   &meta->rootlevel[tree]);
+		pfree(leaves.lows);
+		pfree(leaves.blocks);
+	}
+	if (have)
+		elog(ERROR, "simhash build spool returned an entry of an unknown tree");
+}
+
+/*
+ * ambuild: build a simhash index over the rows of heap.
+ */
+IndexBuildResult *
+shbuild(Relation heap, Relation index, IndexInfo *indexInfo)
+{
+	IndexBuildResult *result;
+	SimhashBuildState bs;
+	Buffer		metabuf;
+	int			fillfactor = SimhashGetFillfactor(index);
+	double		reltuples;
+	BlockNumber nblocks;
+
+	if (RelationGetNumberOfBlocks(index) != 0)
+		elog(ERROR, "index \"%s\" already contains data",
+			 RelationGetRelationName(index));
+
+	/* block 0 is the metapage; its roots are filled in at the end */
+	metabuf = SimhashNewBuffer(index);
+	Assert(BufferGetBlockNumber(metabuf) == SIMHASH_METAPAGE_BLKNO);
+	SimhashInitMetaPage(BufferGetPage(metabuf), fillfactor);
+
+	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, SIMHASH_PHASE_SCAN);
+	bs.spool = SimhashSpoolBegin((Size) maintenance_work_mem * 1024);
+	bs.indtuples = 0;
+	bs.tmpctx = NULL;
+	reltuples = table_index_build_scan(heap, index, indexInfo, true, true,
+									   SimhashBuildCallback, (void *) &bs, NULL);
+
+	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, SIMHASH_PHASE_SORT);
+	if (SimhashSpoolNumRuns(bs.spool) > 0)
+		ereport(NOTICE,
+				(errmsg("simhash index entries did not fit into \"maintenance_work_mem\"; sorted %d runs on disk",
+						SimhashSpoolNumRuns(bs.spool)),
+				 errdetail("The index holds %.0f rows, four entries each.", bs.indtuples),
+				 errhint("Increase \"maintenance_work_mem\" to at least %d MB to build faster.",
+						 (int) (bs.indtuples * SIMHASH_NBANDS * 2 * sizeof(SimhashSpoolEntry) / (1024 * 1024)) + 1)));
+	SimhashSpoolSort(bs.spool);
+
+	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, SIMHASH_PHASE_WRITE);
+	pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_TOTAL, (int64) bs.indtuples);
+	SimhashWriteTrees(index, bs.spool, metabuf, fillfactor);
+	SimhashSpoolEnd(bs.spool);
+
+	MarkBufferDirty(metabuf);
+	UnlockReleaseBuffer(metabuf);
+
+	/*
+	 * WAL-log every page once, now that they are all written.  The pages
+	 * were built without WAL; until this record a crash loses the whole
+	 * (uncommitted) index, which is what CREATE INDEX promises anyway.
+	 */
+	nblocks = RelationGetNumberOfBlocks(index);
+	if (RelationNeedsWAL(index))
+		log_newpage_range(index, MAIN_FORKNUM, 0, nblocks, true);
+
+	result = (IndexBuildResult *) palloc(sizeof(IndexBuildResult));
+	result->heap_tuples = reltuples;
+	result->index_tuples = bs.indtuples;
+	return result;
+}
+
+/*
+ * ambuildempty: write the init fork of an unlogged index: a metapage and
+ * five empty root leaves.
+ */
+void
+shbuildempty(Relation index)
+{
+	Page		page = (Page) palloc(BLCKSZ);
+	SimhashMetaPageData *meta;
+
+	for (BlockNumber blkno = 0; blkno <= SIMHASH_NTREES; blkno++)
+	{
+		if (blkno == SIMHASH_METAPAGE_BLKNO)
+		{
+			SimhashInitMetaPage(page, SimhashGetFillfactor(index));
+			meta = SimhashPageGetMeta(page);
+			for (int t = 0; t < SIMHASH_NTREES; t++)
+			{
+				meta->root[t] = t + 1;
+				meta->rootlevel[t] = 0;
+			}
+		}
+		else
+			SimhashInitPage(page, SIMHASH_LEAF | SIMHASH_RIGHTMOST, 0, blkno - 1);
+
+		/*
+		 * Write and WAL-log the page even with wal_level = minimal: recovery
+		 * might otherwise remove the file (see contrib/bloom).
+		 */
+		PageSetChecksumInplace(page, blkno);
+		smgrwrite(RelationGetSmgr(index), INIT_FORKNUM, blkno, (char *) page, true);
+		log_newpage(&(RelationGetSmgr(index))->smgr_rnode.node, INIT_FORKNUM,
+					blkno, page, true);
+	}
+
+	/* the writes bypassed shared buffers: a checkpoint may not have seen them */
+	smgrimmedsync(RelationGetSmgr(index), INIT_FORKNUM);
+	pfree(page);
+}

@@ -1,0 +1,530 @@
+/*-------------------------------------------------------------------------
+ *
+ * shcheck.c
+ *	  Verification and inspection of simhash indexes.
+ *
+ * simhash_index_check(index, heapallindexed) walks every level of every
+ * tree left to right and checks the invariants the scans rely on:
+ *
+ *	- every page is a simhash page of the expected tree and level;
+ *	- high keys increase along a level, the last page is rightmost, and
+ *	  every key of a page lies in [its low bound, its high key);
+ *	- a leaf's sorted area decodes exactly, in strictly increasing order,
+ *	  and its appended entries do not repeat sorted ones;
+ *	- the downlinks of a level point, in order, to pages of the level
+ *	  below, with pivot keys equal to those pages' low bounds (a page may
+ *	  lack a downlink after a crash; it must then be reachable by
+ *	  right-links, which the walk verifies);
+ *	- the four band trees hold the same (TID, fingerprint) pairs, and the
+ *	  NULL tree holds TIDs of none of them (compared by order-independent
+ *	  checksums, so the check needs no memory proportional to the index);
+ *	- with heapallindexed, every row visible to a fresh snapshot has its
+ *	  entries (a Bloom filter of the index's pairs is probed with every
+ *	  heap row, as amcheck does).
+ *
+ * It raises ERRCODE_INDEX_CORRUPTED on the first violation.
+ * simhash_index_stats() reports pages, entries and bytes per entry of each
+ * tree, and simhash_index_heavy_keys() the longest key lists (skew).
+ *
+ * Copyright (c) 2026, the simhash authors
+ *
+ * IDENTIFICATION
+ *	  src/shcheck.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/relation.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "catalog/index.h"
+#include "catalog/pg_am.h"
+#include "common/hashfn.h"
+#include "funcapi.h"
+#include "lib/bloomfilter.h"
+#include "miscadmin.h"
+#include "storage/bufmgr.h"
+#include "storage/lmgr.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+
+#include "shindex.h"
+
+PG_FUNCTION_INFO_V1(simhash_index_check);
+PG_FUNCTION_INFO_V1(simhash_index_stats);
+PG_FUNCTION_INFO_V1(simhash_index_heavy_keys);
+
+/* What a walk over a tree gathers */
+typedef struct SimhashTreeSummary
+{
+	int64		entries;
+	int64		appended;		/* entries in append areas */
+	int64		leaf_pages;
+	int64		internal_pages;
+	int			levels;
+	int64		used_bytes;		/* leaf bytes used by entries and restarts */
+	uint64		checksum;		/* sum of mixed (TID, fingerprint) pairs */
+	uint32	   *keycounts;		/* optional: entries per key (65536) */
+} SimhashTreeSummary;
+
+/* State of simhash_index_check */
+typedef struct SimhashCheckState
+{
+	Relation	index;
+	bloom_filter *filter;		/* heapallindexed: (TID, fp) pairs */
+	int64		heaptuples;
+	int64		missing;
+	ItemPointerData first_missing;
+} SimhashCheckState;
+
+/* Raise an index corruption error about a block. */
+static void
+SimhashCorrupt(Relation index, BlockNumber blkno, const char *what)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INDEX_CORRUPTED),
+			 errmsg("simhash index \"%s\" is corrupted at block %u",
+					RelationGetRelationName(index), blkno),
+			 errdetail("%s", what),
+			 errhint("REINDEX the index.")));
+}
+
+/* Mix a (TID, fingerprint) pair into 64 bits for checksums and filters. */
+static inline uint64
+SimhashPairHash(SimhashSortKey skey, uint64 fp)
+{
+	uint64		tidbits = skey & ((UINT64CONST(1) << SIMHASH_KEY_SHIFT) - 1);
+
+	return hash_bytes_uint32_extended((uint32) tidbits, fp ^ (tidbits >> 32) * 0x9E3779B97F4A7C15);
+}
+
+/* Open an index and make sure it is a simhash index we may read. */
+static Relation
+SimhashOpenIndex(Oid indexoid, LOCKMODE lockmode)
+{
+	Relation	index = relation_open(indexoid, lockmode);
+
+	if (index->rd_rel->relkind != RELKIND_INDEX ||
+		index->rd_indam == NULL ||
+		index->rd_indam->ambuild != shbuild)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is not a simhash index", RelationGetRelationName(index))));
+	if (RELATION_IS_OTHER_TEMP(index))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot inspect temporary indexes of other sessions")));
+	if (!index->rd_index->indisvalid)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("index \"%s\" is not valid", RelationGetRelationName(index)),
+				 errhint("Rebuild it with REINDEX or wait for CREATE INDEX CONCURRENTLY to finish.")));
+	return index;
+}
+
+/*
+ * Walk one tree level by level; check invariants (when "check"), and
+ * gather a summary.  The filter, if any, receives every leaf pair.
+ */
+static void
+SimhashWalkTree(Relation index, int tree, BlockNumber root, uint16 rootlevel,
+				bool check, bloom_filter *filter, SimhashTreeSummary *sum)
+{
+	BlockNumber leftmost = root;
+	BlockNumber *children = NULL;	/* downlinks of the level above, in order */
+	SimhashSortKey *childkeys = NULL;
+	int64		nchildren = 0;
+	SimhashEntry *entries = palloc(sizeof(SimhashEntry) * (BLCKSZ / 7 + SIMHASH_MAX_APPEND));
+
+	sum->levels = rootlevel + 1;
+	for (int level = rootlevel; level >= 0; level--)
+	{
+		BlockNumber blkno = leftmost;
+		SimhashSortKey low = 0;
+		int64		nextchild = 0;
+		BlockNumber *newchildren = NULL;
+		SimhashSortKey *newkeys = NULL;
+		int64		nnew = 0,
+					maxnew = 0;
+
+		while (blkno != InvalidBlockNumber)
+		{
+			Buffer		buf;
+			Page		page;
+			SimhashPageOpaque op;
+
+			CHECK_FOR_INTERRUPTS();
+			buf = ReadBuffer(index, blkno);
+			LockBuffer(buf, BUFFER_LOCK_SHARE);
+			page = BufferGetPage(buf);
+			if (!SimhashPageIsValid(page))
+				SimhashCorrupt(index, blkno, "The page is not a simhash page.");
+			op = SimhashPageGetOpaque(page);
+			if (check && (op->band != tree || op->level != level ||
+						  (op->flags & SIMHASH_META) ||
+						  ((op->flags & SIMHASH_LEAF) != 0) != (level == 0)))
+				SimhashCorrupt(index, blkno,
+							   psprintf("The page claims tree %d level %d, expected tree %d level %d.",
+										op->band, op->level, tree, level));
+			if (check && !(op->flags & SIMHASH_RIGHTMOST) && op->high <= low)
+				SimhashCorrupt(index, blkno, "The high key does not exceed the low bound.");
+
+			/* downlinks from the level above must match this chain, in order */
+			if (check && level < rootlevel)
+			{
+				if (nextchild < nchildren && children[nextchild] == blkno)
+				{
+					if (childkeys[nextchild] != low)
+						SimhashCorrupt(index, blkno,
+									   "The downlink's pivot key differs from the page's low bound.");
+					nextchild++;
+				}
+				else if (blkno == leftmost && nchildren > 0)
+					SimhashCorrupt(index, blkno, "The leftmost page has no downlink.");
+			}
+
+			if (level == 0)
+			{
+				int			n = SimhashLeafNumEntries(page);
+				int			nsorted = op->nsorted;
+				SimhashLeafCursor cur;
+				SimhashEntry e;
+				SimhashSortKey prev = 0;
+				int			k = 0;
+
+				/* the sorted area alone must decode in strictly increasing order */
+				SimhashLeafCursorSeek(&cur, page, 0);
+				while (SimhashLeafCursorNextSorted(&cur, &e))
+				{
+					if (check && k > 0 && e.skey <= prev)
+						SimhashCorrupt(index, blkno, "Sorted entries are out of order.");
+					prev = e.skey;
+					k++;
+				}
+				if (check && (k != nsorted || cur.pos != cur.end))
+					SimhashCorrupt(index, blkno, "The sorted area does not decode to its recorded size.");
+
+				n = SimhashLeafDecode(page, entries);
+				for (int i = 0; i < n; i++)
+				{
+					uint64		fp;
+
+					if (check && i > 0 && entries[i].skey <= entries[i - 1].skey)
+						SimhashCorrupt(index, blkno, "An appended entry repeats a sorted one.");
+					if (check && (entries[i].skey < low ||
+								  (!(op->flags & SIMHASH_RIGHTMOST) && entries[i].skey >= op->high)))
+						SimhashCorrupt(index, blkno, "An entry lies outside the page's key range.");
+					if (check && (entries[i].rest & ~SIMHASH_REST_MASK) != 0)
+						SimhashCorrupt(index, blkno, "An entry's rest has more than 48 bits.");
+					fp = (tree == SIMHASH_NULL_BAND) ? 0 :
+						SimhashFingerprintOf(SimhashSortKeyKey(entries[i].skey),
+											 entries[i].rest, tree);
+					if (check && tree == SIMHASH_NULL_BAND &&
+						(SimhashSortKeyKey(entries[i].skey) != 0 || entries[i].rest != 0))
+						SimhashCorrupt(index, blkno, "A NULL entry has a fingerprint.");
+					sum->checksum += SimhashPairHash(entries[i].skey, fp);
+					if (filter)
+					{
+						uint64		h = SimhashPairHash(entries[i].skey, fp);
+
+						bloom_add_element(filter, (unsigned char *) &h, sizeof(h));
+					}
+					if (sum->keycounts)
+						sum->keycounts[SimhashSortKeyKey(entries[i].skey)]++;
+				}
+				sum->entries += n;
+				sum->appended += SimhashLeafAppendCount(page);
+				sum->leaf_pages++;
+				sum->used_bytes += SimhashLeafCapacity - SimhashLeafFreeSpace(page);
+			}
+			else
+			{
+				SimhashPivot *pivots = SimhashPageGetPivots(page);
+				int			np = SimhashPageNumPivots(page);
+
+				if (check && np == 0)
+					SimhashCorrupt(index, blkno, "An internal page has no pivots.");
+				for (int i = 0; i < np; i++)
+				{
+					SimhashSortKey key = SimhashPivotKey(&pivots[i]);
+
+					if (check && ((i == 0 && key != low) ||
+								  (i > 0 && key <= SimhashPivotKey(&pivots[i - 1])) ||
+								  (!(op->flags & SIMHASH_RIGHTMOST) && key >= op->high)))
+						SimhashCorrupt(index, blkno, "Pivot keys are out of order or out of range.");
+					if (nnew == maxnew)
+					{
+						maxnew = Max(64, maxnew * 2);
+						newchildren = newchildren ? repalloc_huge(newchildren, sizeof(BlockNumber) * maxnew)
+							: palloc(sizeof(BlockNumber) * maxnew);
+						newkeys = newkeys ? repalloc_huge(newkeys, sizeof(SimhashSortKey) * maxnew)
+							: palloc(sizeof(SimhashSortKey) * maxnew);
+					}
+					newchildren[nnew] = pivots[i].child;
+					newkeys[nnew] = key;
+					nnew++;
+				}
+				sum->internal_pages++;
+			}
+
+			if (op->flags & SIMHASH_RIGHTMOST)
+			{
+				if (check && op->rightlink != InvalidBlockNumber)
+					SimhashCorrupt(index, blkno, "The rightmost page has a right-link.");
+				low = SIMHASH_SORTKEY_MAX;
+				blkno = InvalidBlockNumber;
+			}
+			else
+			{
+				if (check && op->rightlink == InvalidBlockNumber)
+					SimhashCorrupt(index, blkno, "A page that is not rightmost has no right-link.");
+				low = op->high;
+				blkno = op->rightlink;
+			}
+			UnlockReleaseBuffer(buf);
+		}
+		if (check && level < rootlevel && nextchild != nchildren)
+			SimhashCorrupt(index, children[nextchild],
+						   "A downlink points to a page that is not on the level below, or out of order.");
+
+		if (level > 0)
+		{
+			if (nnew == 0)
+				SimhashCorrupt(index, leftmost, "A level has no downlinks.");
+			leftmost = newchildren[0];
+			if (children)
+			{
+				pfree(children);
+				pfree(childkeys);
+			}
+			children = newchildren;
+			childkeys = newkeys;
+			nchildren = nnew;
+		}
+	}
+	if (children)
+	{
+		pfree(children);
+		pfree(childkeys);
+	}
+	pfree(entries);
+}
+
+/* table_index_build_scan callback: is this visible row in the index? */
+static void
+SimhashCheckHeapCallback(Relation index, ItemPointer tid, Datum *values,
+						 bool *isnull, bool tupleIsAlive, void *state)
+{
+	SimhashCheckState *cs = (SimhashCheckState *) state;
+	SimhashSortKey skey;
+	uint64		fp;
+	uint64		h;
+
+	cs->heaptuples++;
+	if (isnull[0])
+	{
+		skey = SimhashMakeSortKey(0, tid);
+		fp = 0;
+	}
+	else
+	{
+		fp = DatumGetSimhash64(values[0]);
+		skey = SimhashMakeSortKey(SimhashBlock(fp, 0), tid);
+	}
+	h = SimhashPairHash(skey, fp);
+	if (bloom_lacks_element(cs->filter, (unsigned char *) &h, sizeof(h)))
+	{
+		if (cs->missing == 0)
+			cs->first_missing = *tid;
+		cs->missing++;
+	}
+}
+
+/*
+ * simhash_index_check(index regclass, heapallindexed boolean) -> void
+ */
+Datum
+simhash_index_check(PG_FUNCTION_ARGS)
+{
+	Oid			indexoid = PG_GETARG_OID(0);
+	bool		heapallindexed = PG_GETARG_BOOL(1);
+	Oid			heapoid = IndexGetRelation(indexoid, true);
+	Relation	heap = NULL;
+	Relation	index;
+	BlockNumber roots[SIMHASH_NTREES];
+	uint16		levels[SIMHASH_NTREES];
+	SimhashTreeSummary sums[SIMHASH_NTREES];
+	SimhashCheckState cs;
+	Snapshot	snapshot = InvalidSnapshot;
+
+	/* lock the table first, as every other user of the index does */
+	if (OidIsValid(heapoid))
+		heap = table_open(heapoid, AccessShareLock);
+	index = SimhashOpenIndex(indexoid, AccessShareLock);
+	SimhashFlushPending(index);
+
+	memset(&cs, 0, sizeof(cs));
+	cs.index = index;
+	if (heapallindexed)
+	{
+		double		reltuples = Max(heap->rd_rel->reltuples, 1000);
+
+		/* the snapshot comes first: rows it sees were indexed before the walk */
+		snapshot = RegisterSnapshot(GetTransactionSnapshot());
+		cs.filter = bloom_create((int64) (reltuples * 1.5 + RelationGetNumberOfBlocks(index) * 600),
+								 maintenance_work_mem, 0);
+	}
+
+	SimhashReadRoots(index, roots, levels);
+	memset(sums, 0, sizeof(sums));
+	for (int tree = 0; tree < SIMHASH_NTREES; tree++)
+		SimhashWalkTree(index, tree, roots[tree], levels[tree], true,
+						(tree == 0 || tree == SIMHASH_NULL_BAND) ? cs.filter : NULL,
+						&sums[tree]);
+
+	for (int band = 1; band < SIMHASH_NBANDS; band++)
+		if (sums[band].entries != sums[0].entries ||
+			sums[band].checksum != sums[0].checksum)
+			ereport(ERROR,
+					(errcode(ERRCODE_INDEX_CORRUPTED),
+					 errmsg("simhash index \"%s\" has inconsistent bands",
+							RelationGetRelationName(index)),
+					 errdetail("Band 0 has " INT64_FORMAT " entries, band %d has " INT64_FORMAT
+							   ", or their (TID, fingerprint) pairs differ.",
+							   sums[0].entries, band, sums[band].entries),
+					 errhint("REINDEX the index.")));
+
+	if (heapallindexed)
+	{
+		IndexInfo  *indexInfo = BuildIndexInfo(index);
+		TableScanDesc scan;
+
+		/* only rows visible to the snapshot, like amcheck */
+		indexInfo->ii_Concurrent = true;
+		scan = table_beginscan_strat(heap, snapshot, 0, NULL, true, true);
+		table_index_build_scan(heap, index, indexInfo, true, false,
+							   SimhashCheckHeapCallback, (void *) &cs, scan);
+		UnregisterSnapshot(snapshot);
+		bloom_free(cs.filter);
+		if (cs.missing > 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INDEX_CORRUPTED),
+					 errmsg("simhash index \"%s\" lacks entries for " INT64_FORMAT " of " INT64_FORMAT " rows of table \"%s\"",
+							RelationGetRelationName(index), cs.missing, cs.heaptuples,
+							RelationGetRelationName(heap)),
+					 errdetail("The first row without entries is at (%u,%u).",
+							   ItemPointerGetBlockNumber(&cs.first_missing),
+							   ItemPointerGetOffsetNumber(&cs.first_missing)),
+					 errhint("REINDEX the index.")));
+	}
+
+	relation_close(index, AccessShareLock);
+	if (heap)
+		table_close(heap, AccessShareLock);
+	PG_RETURN_VOID();
+}
+
+/*
+ * simhash_index_stats(index regclass) -> setof (tree text, levels int4,
+ *		leaf_pages int8, internal_pages int8, entries int8, appended int8,
+ *		bytes_per_entry float8)
+ */
+Datum
+simhash_index_stats(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	Relation	index;
+	BlockNumber roots[SIMHASH_NTREES];
+	uint16		levels[SIMHASH_NTREES];
+
+	InitMaterializedSRF(fcinfo, 0);
+	index = SimhashOpenIndex(PG_GETARG_OID(0), AccessShareLock);
+	SimhashFlushPending(index);
+	SimhashReadRoots(index, roots, levels);
+	for (int tree = 0; tree < SIMHASH_NTREES; tree++)
+	{
+		SimhashTreeSummary sum;
+		Datum		values[7];
+		bool		nulls[7] = {false};
+
+		memset(&sum, 0, sizeof(sum));
+		SimhashWalkTree(index, tree, roots[tree], levels[tree], false, NULL, &sum);
+		values[0] = CStringGetTextDatum(tree == SIMHASH_NULL_BAND ? "nulls" :
+										psprintf("band %d", tree));
+		values[1] = Int32GetDatum(sum.levels);
+		values[2] = Int64GetDatum(sum.leaf_pages);
+		values[3] = Int64GetDatum(sum.internal_pages);
+		values[4] = Int64GetDatum(sum.entries);
+		values[5] = Int64GetDatum(sum.appended);
+		if (sum.entries > 0)
+			values[6] = Float8GetDatum((double) sum.used_bytes / sum.entries);
+		else
+			nulls[6] = true;
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	relation_close(index, AccessShareLock);
+	return (Datum) 0;
+}
+
+/*
+ * simhash_index_heavy_keys(index regclass, n int4) -> setof (band int4,
+ *		key text, entries int8): the n longest key lists over all bands.
+ */
+Datum
+simhash_index_heavy_keys(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	int			limit = PG_GETARG_INT32(1);
+	Relation	index;
+	BlockNumber roots[SIMHASH_NTREES];
+	uint16		levels[SIMHASH_NTREES];
+	uint32	   *counts[SIMHASH_NBANDS];
+
+	if (limit < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("number of keys must not be negative")));
+	InitMaterializedSRF(fcinfo, 0);
+	index = SimhashOpenIndex(PG_GETARG_OID(0), AccessShareLock);
+	SimhashFlushPending(index);
+	SimhashReadRoots(index, roots, levels);
+	for (int band = 0; band < SIMHASH_NBANDS; band++)
+	{
+		SimhashTreeSummary sum;
+
+		memset(&sum, 0, sizeof(sum));
+		sum.keycounts = counts[band] = palloc0(sizeof(uint32) * 65536);
+		SimhashWalkTree(index, band, roots[band], levels[band], false, NULL, &sum);
+	}
+
+	/* repeatedly take the largest remaining count (n is small) */
+	for (int i = 0; i < limit; i++)
+	{
+		int			bestband = -1,
+					bestkey = 0;
+		uint32		best = 0;
+		Datum		values[3];
+		bool		nulls[3] = {false};
+
+		for (int band = 0; band < SIMHASH_NBANDS; band++)
+			for (int key = 0; key < 65536; key++)
+				if (counts[band][key] > best)
+				{
+					best = counts[band][key];
+					bestband = band;
+					bestkey = key;
+				}
+		if (bestband < 0)
+			break;
+		counts[bestband][bestkey] = 0;
+		values[0] = Int32GetDatum(bestband);
+		values[1] = CStringGetTextDatum(psprintf("%04x", bestkey));
+		values[2] = Int64GetDatum(best);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	relation_close(index, AccessShareLock);
+	return (Datum) 0;
+}

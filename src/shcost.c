@@ -1,0 +1,178 @@
+/*-------------------------------------------------------------------------
+ *
+ * shcost.c
+ *	  Cost estimation of simhash index scans.
+ *
+ * A radius search costs what its probe plan (shprobe.c) examines: one
+ * descent per probed key, plus the entries of those keys; a full band scan
+ * reads a quarter of the index sequentially.  Matches are exact, so the
+ * heap only sees true matches.  A nearest-neighbour scan starts returning
+ * rows after the first rings have settled; its total cost is a full scan.
+ *
+ * Copyright (c) 2026, the simhash authors
+ *
+ * IDENTIFICATION
+ *	  src/shcost.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "optimizer/cost.h"
+#include "optimizer/optimizer.h"
+#include "utils/lsyscache.h"
+#include "utils/selfuncs.h"
+#include "utils/spccache.h"
+
+#include "shindex.h"
+#include "simhash_planner.h"
+
+/* radius assumed for a search whose radius is only known at run time */
+#define SIMHASH_COST_RADIUS		3
+
+/*
+ * The smallest radius among the index quals of the path (strategy "=" is
+ * radius 0); SIMHASH_BITS when there are none.
+ */
+static int
+SimhashPathRadius(IndexPath *path, bool *has_quals)
+{
+	IndexOptInfo *index = path->indexinfo;
+	int			radius = SIMHASH_BITS;
+	ListCell   *lc;
+
+	*has_quals = false;
+	foreach(lc, path->indexclauses)
+	{
+		IndexClause *iclause = lfirst_node(IndexClause, lc);
+		ListCell   *lc2;
+
+		foreach(lc2, iclause->indexquals)
+		{
+			RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc2);
+			OpExpr	   *op = (OpExpr *) rinfo->clause;
+			int			strategy;
+			int			r;
+
+			if (!IsA(op, OpExpr) || list_length(op->args) != 2)
+				continue;
+			*has_quals = true;
+			strategy = get_op_opfamily_strategy(op->opno, index->opfamily[0]);
+			if (strategy == SIMHASH_EQUAL_STRATEGY)
+				r = 0;
+			else
+			{
+				uint64		center;
+				bool		known;
+
+				r = SimhashBallExprRadius(lsecond(op->args), &center, &known);
+				if (r == SIMHASH_UNKNOWN_RADIUS)
+					r = SIMHASH_COST_RADIUS;
+			}
+			radius = Min(radius, Max(r, -1));
+		}
+	}
+	return radius;
+}
+
+/* Entries examined and probes made by a search within "radius". */
+static void
+SimhashSearchWork(int radius, double tuples, double *entries, double *probes,
+				  bool *fullscan)
+{
+	SimhashProbePlan plan;
+
+	SimhashPlanProbes(radius, tuples, &plan);
+	*fullscan = plan.fullscan;
+	*entries = 0;
+	*probes = 0;
+	if (radius < 0)
+		return;
+	if (plan.fullscan)
+	{
+		*entries = tuples;
+		*probes = 1;
+		return;
+	}
+	for (int j = 0; j < SIMHASH_NBANDS; j++)
+		for (int i = 0; i <= plan.radius[j]; i++)
+			*probes += SimhashRingSize(i);
+	*entries = *probes * tuples / 65536.0;
+}
+
+/*
+ * amcostestimate
+ */
+void
+shcostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
+			   Cost *indexStartupCost, Cost *indexTotalCost,
+			   Selectivity *indexSelectivity, double *indexCorrelation,
+			   double *indexPages)
+{
+	IndexOptInfo *index = path->indexinfo;
+	double		tuples = Max(index->tuples, 1);
+	double		leafpages = Max(index->pages, 1);
+	double		per_page = Max(tuples * SIMHASH_NTREES / leafpages, 1);
+	double		height = Max(index->tree_height, 1);
+	double		spc_random_page_cost,
+				spc_seq_page_cost;
+	bool		has_quals;
+	int			radius = SimhashPathRadius(path, &has_quals);
+	double		entries,
+				probes,
+				pages,
+				matches;
+	bool		fullscan;
+	List	   *quals = get_quals_from_indexclauses(path->indexclauses);
+	Cost		io,
+				cpu;
+
+	get_tablespace_page_costs(index->reltablespace, &spc_random_page_cost,
+							  &spc_seq_page_cost);
+
+	*indexSelectivity = clauselist_selectivity(root, quals, index->rel->relid,
+											   JOIN_INNER, NULL);
+	matches = *indexSelectivity * index->rel->tuples;
+
+	SimhashSearchWork(radius, tuples, &entries, &probes, &fullscan);
+
+	/* each probe descends the tree and reads at least one leaf */
+	pages = fullscan ? entries / per_page + height : probes + entries / per_page;
+	pages = Min(pages, leafpages);
+	if (loop_count > 1)
+		pages = index_pages_fetched(pages * loop_count, (BlockNumber) leafpages,
+									leafpages, root) / loop_count;
+	io = pages * (fullscan ? spc_seq_page_cost : spc_random_page_cost);
+	cpu = entries * cpu_operator_cost +
+		probes * height * 20 * cpu_operator_cost +
+		matches * cpu_index_tuple_cost;
+
+	*indexStartupCost = 0;
+	*indexTotalCost = io + cpu;
+	*indexPages = pages;
+	*indexCorrelation = 0;
+
+	/*
+	 * A nearest-neighbour scan: the first rows come once the smallest rings
+	 * are settled; returning everything means reading a whole band.
+	 */
+	if (path->indexorderbys != NIL)
+	{
+		double		first_entries,
+					first_probes;
+		bool		first_full;
+
+		SimhashSearchWork(SIMHASH_NBANDS - 1, tuples, &first_entries, &first_probes,
+						  &first_full);
+		*indexStartupCost = first_probes * (spc_random_page_cost +
+											height * 20 * cpu_operator_cost) +
+			first_entries * cpu_operator_cost;
+		if (!has_quals)
+			*indexTotalCost = *indexStartupCost +
+				tuples / per_page * spc_seq_page_cost +
+				tuples * (cpu_operator_cost + cpu_index_tuple_cost);
+		*indexTotalCost = Max(*indexTotalCost, *indexStartupCost);
+	}
+}

@@ -1,0 +1,370 @@
+/*-------------------------------------------------------------------------
+ *
+ * shindex.h
+ *	  Internal declarations of the simhash index access method.
+ *
+ * The index is four B+-trees ("bands"), one per 16-bit block of the
+ * fingerprint, plus a fifth tree that lists the rows whose fingerprint is
+ * NULL.  All five share one relation; block 0 is the metapage, which holds
+ * the root of each tree.  See shtree.c for the tree algorithms and shpage.c
+ * for the page layouts.
+ *
+ * Every index entry is identified by its sort key
+ *
+ *		key (16 bits) << 43 | heap block (32 bits) << 11 | heap offset (11 bits)
+ *
+ * where key is the entry's block of the fingerprint for its band (0 for the
+ * null tree).  Entries are kept in sort key order, which is (key, TID)
+ * order, so that every entry has a unique place and TIDs of equal keys
+ * delta-compress well.  Each entry also carries the 48 bits of the
+ * fingerprint that its key does not imply ("rest"), so distances are exact
+ * inside the index and only true matches are returned.
+ *
+ * Copyright (c) 2026, the simhash authors
+ *
+ * IDENTIFICATION
+ *	  src/shindex.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SHINDEX_H
+#define SHINDEX_H
+
+#include "access/amapi.h"
+#include "access/generic_xlog.h"
+#include "access/itup.h"
+#include "access/relscan.h"
+#include "lib/stringinfo.h"
+#include "nodes/pathnodes.h"
+#include "storage/bufpage.h"
+#include "utils/relcache.h"
+
+#include "simhash.h"
+
+/* ------------------------------------------------------------------------
+ * Sort keys and entries
+ * ------------------------------------------------------------------------
+ */
+#define SIMHASH_NBANDS			4	/* one tree per 16-bit block */
+#define SIMHASH_NULL_BAND		4	/* the tree of NULL fingerprints */
+#define SIMHASH_NTREES			5
+#define SIMHASH_OFFSET_BITS		11	/* heap offsets are < 2048 */
+#define SIMHASH_KEY_SHIFT		43	/* 32 block bits + 11 offset bits */
+#define SIMHASH_REST_MASK		UINT64CONST(0xFFFFFFFFFFFF)
+#define SIMHASH_SORTKEY_MAX		PG_UINT64_MAX	/* above every real sort key */
+
+typedef uint64 SimhashSortKey;
+
+/* One index entry, decoded */
+typedef struct SimhashEntry
+{
+	SimhashSortKey skey;		/* key << 43 | block << 11 | offset */
+	uint64		rest;			/* the other 48 bits of the fingerprint */
+} SimhashEntry;
+
+static inline SimhashSortKey
+SimhashMakeSortKey(uint16 key, ItemPointer tid)
+{
+	Assert(ItemPointerGetOffsetNumberNoCheck(tid) < (1 << SIMHASH_OFFSET_BITS));
+	return ((uint64) key << SIMHASH_KEY_SHIFT) |
+		((uint64) ItemPointerGetBlockNumberNoCheck(tid) << SIMHASH_OFFSET_BITS) |
+		(uint64) ItemPointerGetOffsetNumberNoCheck(tid);
+}
+
+static inline uint16
+SimhashSortKeyKey(SimhashSortKey skey)
+{
+	return (uint16) (skey >> SIMHASH_KEY_SHIFT);
+}
+
+static inline void
+SimhashSortKeyTid(SimhashSortKey skey, ItemPointer tid)
+{
+	ItemPointerSet(tid,
+				   (BlockNumber) (skey >> SIMHASH_OFFSET_BITS),
+				   (OffsetNumber) (skey & ((1 << SIMHASH_OFFSET_BITS) - 1)));
+}
+
+/* the smallest sort key with the given key */
+static inline SimhashSortKey
+SimhashKeyLowest(uint16 key)
+{
+	return (uint64) key << SIMHASH_KEY_SHIFT;
+}
+
+/* the 48 bits of fp that are not block "band" */
+static inline uint64
+SimhashRestOf(uint64 fp, int band)
+{
+	int			shift = SIMHASH_BITS - SIMHASH_BLOCK_BITS * (band + 1);
+	uint64		low = fp & ((UINT64CONST(1) << shift) - 1);
+	uint64		high = (band == 0) ? 0 : fp >> (shift + SIMHASH_BLOCK_BITS);
+
+	return (high << shift) | low;
+}
+
+/* reassemble a fingerprint from its band key and rest */
+static inline uint64
+SimhashFingerprintOf(uint16 key, uint64 rest, int band)
+{
+	int			shift = SIMHASH_BITS - SIMHASH_BLOCK_BITS * (band + 1);
+	uint64		low = rest & ((UINT64CONST(1) << shift) - 1);
+	uint64		high = (band == 0) ? 0 :
+		(rest >> shift) << (shift + SIMHASH_BLOCK_BITS);
+
+	return high | ((uint64) key << shift) | low;
+}
+
+/* ------------------------------------------------------------------------
+ * Pages
+ * ------------------------------------------------------------------------
+ */
+#define SIMHASH_PAGE_ID			0xFF9A	/* see DESIGN.md: not used by core */
+#define SIMHASH_MAGIC			0x53484958	/* "SHIX" */
+#define SIMHASH_VERSION			1
+#define SIMHASH_METAPAGE_BLKNO	0
+
+/* page flags */
+#define SIMHASH_META			(1 << 0)	/* the metapage */
+#define SIMHASH_LEAF			(1 << 1)	/* tree leaf (level 0) */
+#define SIMHASH_RIGHTMOST		(1 << 2)	/* no right sibling; high key is +inf */
+
+/*
+ * Special space of every page.  "high" is the exclusive upper bound of the
+ * sort keys the page may hold (Lehman & Yao's high key); a reader that finds
+ * its target at or above it moves right.
+ */
+typedef struct SimhashPageOpaqueData
+{
+	SimhashSortKey high;		/* exclusive upper bound unless RIGHTMOST */
+	BlockNumber rightlink;		/* right sibling or InvalidBlockNumber */
+	uint16		flags;
+	uint16		level;			/* 0 for leaves */
+	uint16		band;			/* tree: 0..3, or SIMHASH_NULL_BAND */
+	uint16		nsorted;		/* leaf: entries in the sorted area */
+	uint16		sorted_end;		/* leaf: end offset of the sorted area */
+	uint16		page_id;		/* SIMHASH_PAGE_ID; must be last */
+} SimhashPageOpaqueData;
+
+typedef SimhashPageOpaqueData *SimhashPageOpaque;
+
+#define SimhashPageGetOpaque(page) \
+	((SimhashPageOpaque) PageGetSpecialPointer(page))
+
+/* contents of the metapage */
+typedef struct SimhashMetaPageData
+{
+	uint32		magic;
+	uint32		version;
+	BlockNumber root[SIMHASH_NTREES];	/* root page of each tree */
+	uint16		rootlevel[SIMHASH_NTREES];	/* its level (0: root is a leaf) */
+	uint16		fillfactor;		/* leaf fill at build time, percent */
+} SimhashMetaPageData;
+
+#define SimhashPageGetMeta(page) \
+	((SimhashMetaPageData *) PageGetContents(page))
+
+/*
+ * Leaf pages.  From the page header up: the sorted area (entries in sort
+ * key order, delta-encoded, see shpage.c) and then the append area of
+ * fixed-size raw entries added one at a time since the page was last
+ * rewritten; pd_lower is the end of the append area.  From the special
+ * space down: the restart array (uint16 offsets of the sorted-area entries
+ * that are encoded in full, every SIMHASH_RESTART_INTERVAL entries, for
+ * binary search); pd_upper is its start.  Generic WAL logs only
+ * [0, pd_lower) and [pd_upper, BLCKSZ), so an append costs a few dozen bytes.
+ */
+#define SIMHASH_RAW_ENTRY_SIZE	14	/* 8-byte sort key + 6-byte rest */
+#define SIMHASH_RESTART_INTERVAL 16
+#define SIMHASH_MAX_APPEND		96	/* rewrite the page beyond this */
+#define SIMHASH_MAX_ENCODED_ENTRY 15	/* varint (9) + rest (6) */
+
+/*
+ * Internal pages: an array of pivots after the page header, in sort key
+ * order; pivot i's child holds the keys in [pivot i, pivot i+1) (the last
+ * one up to the page's high key).  The first pivot of the leftmost page of
+ * a level is 0, below every real sort key.
+ */
+typedef struct SimhashPivot
+{
+	uint32		skey_hi;		/* sort key, split to keep 4-byte alignment */
+	uint32		skey_lo;
+	BlockNumber child;
+} SimhashPivot;
+
+static inline SimhashSortKey
+SimhashPivotKey(const SimhashPivot *p)
+{
+	return ((uint64) p->skey_hi << 32) | p->skey_lo;
+}
+
+#define SimhashPageGetPivots(page) ((SimhashPivot *) PageGetContents(page))
+#define SimhashPageNumPivots(page) \
+	((((PageHeader) (page))->pd_lower - MAXALIGN(SizeOfPageHeaderData)) / sizeof(SimhashPivot))
+#define SimhashMaxPivots \
+	((BLCKSZ - MAXALIGN(SizeOfPageHeaderData) - MAXALIGN(sizeof(SimhashPageOpaqueData))) / sizeof(SimhashPivot))
+
+/* free bytes of a leaf available for entries, restarts included */
+#define SimhashLeafCapacity \
+	(BLCKSZ - MAXALIGN(SizeOfPageHeaderData) - MAXALIGN(sizeof(SimhashPageOpaqueData)))
+
+/* ------------------------------------------------------------------------
+ * Options
+ * ------------------------------------------------------------------------
+ */
+typedef struct SimhashOptions
+{
+	int32		vl_len_;		/* varlena header (do not touch directly!) */
+	int			fillfactor;		/* leaf fill at build, percent */
+} SimhashOptions;
+
+#define SIMHASH_DEFAULT_FILLFACTOR	95
+#define SIMHASH_MIN_FILLFACTOR		50
+
+/* ------------------------------------------------------------------------
+ * Operator strategies of the simhash64_ops class
+ * ------------------------------------------------------------------------
+ */
+#define SIMHASH_WITHIN_STRATEGY	1	/* simhash64 <@ simhash_ball */
+#define SIMHASH_DISTANCE_STRATEGY 2 /* simhash64 <-> simhash64, ORDER BY */
+#define SIMHASH_EQUAL_STRATEGY	3	/* simhash64 = simhash64 */
+#define SIMHASH_NSTRATEGIES		3
+
+/* the simhash_ball type: fingerprints within "radius" of "center" */
+typedef struct SimhashBall
+{
+	uint64		center;
+	int32		radius;
+	int32		pad;			/* keep the size a multiple of 8 */
+} SimhashBall;
+
+#define DatumGetSimhashBall(X)	((SimhashBall *) DatumGetPointer(X))
+#define PG_GETARG_SIMHASHBALL(n) DatumGetSimhashBall(PG_GETARG_DATUM(n))
+
+/* ------------------------------------------------------------------------
+ * Functions
+ * ------------------------------------------------------------------------
+ */
+
+/* shpage.c: page layouts */
+extern void SimhashInitPage(Page page, uint16 flags, uint16 level, uint16 band);
+extern void SimhashInitMetaPage(Page page, int fillfactor);
+extern bool SimhashPageIsValid(Page page);
+extern void SimhashCheckMetaPage(Relation index, Page page);
+extern int	SimhashLeafNumEntries(Page page);
+extern int	SimhashLeafDecode(Page page, SimhashEntry *out);
+extern int	SimhashLeafFill(Page page, const SimhashEntry *entries, int n,
+							Size limit);
+
+/* incremental writing of a leaf's sorted area (shpage.c) */
+typedef struct SimhashLeafBuilder
+{
+	Page		page;
+	char	   *start;			/* start of the sorted area */
+	char	   *pos;			/* where the next entry goes */
+	Size		limit;			/* bytes available, restarts included */
+	int			count;
+	int			nrestarts;
+	SimhashSortKey prev;
+	uint16		restarts[BLCKSZ / (SIMHASH_RESTART_INTERVAL * 7) + 1];
+} SimhashLeafBuilder;
+
+extern void SimhashLeafBuilderBegin(SimhashLeafBuilder *b, Page page, Size limit);
+extern bool SimhashLeafBuilderAdd(SimhashLeafBuilder *b, const SimhashEntry *e);
+extern void SimhashLeafBuilderFinish(SimhashLeafBuilder *b);
+extern bool SimhashLeafAppend(Page page, const SimhashEntry *entries, int n);
+extern Size SimhashLeafFreeSpace(Page page);
+extern int	SimhashLeafAppendCount(Page page);
+
+/* leaf iteration without decoding everything (shpage.c) */
+typedef struct SimhashLeafCursor
+{
+	Page		page;
+	const char *pos;			/* next encoded byte in the sorted area */
+	const char *end;			/* end of the sorted area */
+	SimhashSortKey prev;		/* previous sort key (delta base) */
+	int			nsorted_left;
+	int			append_next;	/* index of the next raw entry */
+	int			append_count;
+} SimhashLeafCursor;
+
+extern void SimhashLeafCursorSeek(SimhashLeafCursor *cur, Page page,
+								  SimhashSortKey from);
+extern bool SimhashLeafCursorNextSorted(SimhashLeafCursor *cur, SimhashEntry *e);
+extern bool SimhashLeafCursorNextAppended(SimhashLeafCursor *cur, SimhashEntry *e);
+
+/* shutils.c: buffers and the metapage */
+extern Buffer SimhashNewBuffer(Relation index);
+extern void SimhashReadRoots(Relation index, BlockNumber *roots, uint16 *levels);
+extern SimhashOptions *SimhashGetOptions(Relation index);
+extern int	SimhashGetFillfactor(Relation index);
+
+/* shtree.c: descent and insertion */
+extern Buffer SimhashDescend(Relation index, BlockNumber root, SimhashSortKey target,
+							 int access);
+extern Buffer SimhashDescendToLevel(Relation index, int band, BlockNumber root,
+									uint16 rootlevel, SimhashSortKey target,
+									uint16 level, int access);
+extern Buffer SimhashMoveRight(Relation index, Buffer buf, SimhashSortKey target,
+							   int access);
+extern void SimhashInsertSorted(Relation index, int band,
+								SimhashEntry *entries, int n);
+
+/* shinsert.c: aminsert and the per-transaction pending entries */
+extern bool shinsert(Relation index, Datum *values, bool *isnull,
+					 ItemPointer ht_ctid, Relation heapRel,
+					 IndexUniqueCheck checkUnique, bool indexUnchanged,
+					 struct IndexInfo *indexInfo);
+extern void SimhashFlushPending(Relation index);
+extern void SimhashFlushAllPending(void);
+extern void SimhashInstallInsertHooks(void);
+
+/* shbuild.c */
+extern IndexBuildResult *shbuild(Relation heap, Relation index,
+								 struct IndexInfo *indexInfo);
+extern void shbuildempty(Relation index);
+extern char *shbuildphasename(int64 phasenum);
+
+/* shprobe.c: which keys to probe for a radius */
+typedef struct SimhashProbePlan
+{
+	int			radius[SIMHASH_NBANDS]; /* per band; -1 = band not probed */
+	bool		fullscan;		/* scan band fullscan_band entirely instead */
+	int			fullscan_band;
+	double		cost;			/* estimated entries + probes, see shprobe.c */
+} SimhashProbePlan;
+
+extern void SimhashPlanProbes(int k, double nentries, SimhashProbePlan *plan);
+extern int	SimhashEnumerateRing(uint16 center, int bits, uint16 *out);
+extern double SimhashRingSize(int bits);
+extern double SimhashBinomialWithin(int k);
+
+/* shscan.c */
+extern IndexScanDesc shbeginscan(Relation r, int nkeys, int norderbys);
+extern void shrescan(IndexScanDesc scan, ScanKey scankey, int nscankeys,
+					 ScanKey orderbys, int norderbys);
+extern bool shgettuple(IndexScanDesc scan, ScanDirection dir);
+extern int64 shgetbitmap(IndexScanDesc scan, TIDBitmap *tbm);
+extern void shendscan(IndexScanDesc scan);
+
+/* shvacuum.c */
+extern IndexBulkDeleteResult *shbulkdelete(IndexVacuumInfo *info,
+										   IndexBulkDeleteResult *stats,
+										   IndexBulkDeleteCallback callback,
+										   void *callback_state);
+extern IndexBulkDeleteResult *shvacuumcleanup(IndexVacuumInfo *info,
+											  IndexBulkDeleteResult *stats);
+
+/* shcost.c */
+extern void shcostestimate(PlannerInfo *root, IndexPath *path,
+						   double loop_count, Cost *indexStartupCost,
+						   Cost *indexTotalCost, Selectivity *indexSelectivity,
+						   double *indexCorrelation, double *indexPages);
+
+/* shhandler.c */
+extern void SimhashRegisterOptions(void);
+
+/* shvalidate.c */
+extern bool shvalidate(Oid opclassoid);
+
+#endif							/* SHINDEX_H */

@@ -1,0 +1,614 @@
+/*-------------------------------------------------------------------------
+ *
+ * shtree.c
+ *	  Descent and insertion in the simhash index's B+-trees.
+ *
+ * Each band is a B+-tree in the style of Lehman and Yao, as nbtree: every
+ * page has a high key and a right-link, so a reader that arrives at a page
+ * after it split simply moves right.  That lets readers and writers hold
+ * one buffer lock at a time while descending, and it makes every split a
+ * two-step affair whose intermediate state is a valid tree:
+ *
+ *	1. the overflowing page's entries are spread over itself and new right
+ *	   siblings, which are WAL-logged first (unreachable until step 2), then
+ *	   the original page is rewritten pointing to them, in one record;
+ *	2. downlinks (pivots) for the new pages are inserted into the parent
+ *	   level, which may split in turn, up to a new root.
+ *
+ * A crash between the steps leaves pages reachable only through right-links;
+ * searches remain correct, and later splits insert their own pivots in key
+ * order regardless.  A crash inside step 1 can only leave unreferenced new
+ * pages behind (wasted space, no wrong answers).
+ *
+ * Pages are never deleted or merged, which keeps this simple: a page, once
+ * part of a level, stays there, and the first page of a level is always
+ * the one that was the root when the level was the top.
+ *
+ * Insertions arrive in sorted batches (shinsert.c buffers them per
+ * transaction); a leaf receiving a handful of entries takes them in its
+ * append area, anything larger rewrites the leaf.
+ *
+ * Copyright (c) 2026, the simhash authors
+ *
+ * IDENTIFICATION
+ *	  src/shtree.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "storage/bufmgr.h"
+#include "utils/rel.h"
+
+#include "shindex.h"
+
+/* batches up to this size go to the append area when they fit */
+#define SIMHASH_APPEND_BATCH	8
+
+/* target fill of pages produced by a split, percent */
+#define SIMHASH_SPLIT_FILL		90
+
+static void SimhashInsertPivots(Relation index, int band, uint16 level,
+								SimhashPivot *pivots, int n);
+
+/* Complain if a page is not a tree page of the expected band and level. */
+static void
+SimhashCheckTreePage(Relation index, Buffer buf, int band, int level)
+{
+	Page		page = BufferGetPage(buf);
+	SimhashPageOpaque opaque;
+
+	if (!SimhashPageIsValid(page))
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\" contains unexpected page at block %u",
+						RelationGetRelationName(index), BufferGetBlockNumber(buf)),
+				 errhint("Please REINDEX it.")));
+	opaque = SimhashPageGetOpaque(page);
+	if ((opaque->flags & SIMHASH_META) ||
+		(band >= 0 && opaque->band != band) ||
+		(level >= 0 && opaque->level != level))
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\" block %u is at band %d level %d, expected band %d level %d",
+						RelationGetRelationName(index), BufferGetBlockNumber(buf),
+						opaque->band, opaque->level, band, level),
+				 errhint("Please REINDEX it.")));
+}
+
+/*
+ * Follow right-links from a locked page until reaching the page whose key
+ * range covers "target"; returns that page locked in "mode".  The lock on
+ * each page is released before the next is taken: pages never go away, so
+ * the right-link read under the lock remains a valid place to go.
+ */
+Buffer
+SimhashMoveRight(Relation index, Buffer buf, SimhashSortKey target, int mode)
+{
+	for (;;)
+	{
+		Page		page = BufferGetPage(buf);
+		SimhashPageOpaque opaque = SimhashPageGetOpaque(page);
+		BlockNumber next;
+
+		if ((opaque->flags & SIMHASH_RIGHTMOST) || target < opaque->high)
+			return buf;
+		next = opaque->rightlink;
+		if (next == InvalidBlockNumber)
+			ereport(ERROR,
+					(errcode(ERRCODE_INDEX_CORRUPTED),
+					 errmsg("index \"%s\" block %u has no right sibling but is not rightmost",
+							RelationGetRelationName(index), BufferGetBlockNumber(buf))));
+		UnlockReleaseBuffer(buf);
+		CHECK_FOR_INTERRUPTS();
+		buf = ReadBuffer(index, next);
+		LockBuffer(buf, mode);
+	}
+}
+
+/* Index of the last pivot of an internal page whose key is <= target. */
+static int
+SimhashFindPivot(Page page, SimhashSortKey target)
+{
+	SimhashPivot *pivots = SimhashPageGetPivots(page);
+	int			lo = 0,
+				hi = SimhashPageNumPivots(page) - 1,
+				found = 0;
+
+	while (lo <= hi)
+	{
+		int			mid = (lo + hi) / 2;
+
+		if (SimhashPivotKey(&pivots[mid]) <= target)
+		{
+			found = mid;
+			lo = mid + 1;
+		}
+		else
+			hi = mid - 1;
+	}
+	return found;
+}
+
+/*
+ * Descend from "root" (at "rootlevel") to the page at "level" whose range
+ * covers "target", and return it locked in "access".  Upper pages are only
+ * share-locked, one at a time.
+ */
+Buffer
+SimhashDescendToLevel(Relation index, int band, BlockNumber root, uint16 rootlevel,
+					  SimhashSortKey target, uint16 level, int access)
+{
+	BlockNumber blkno = root;
+	int			curlevel = rootlevel;
+
+	Assert(level <= rootlevel);
+	for (;;)
+	{
+		Buffer		buf = ReadBuffer(index, blkno);
+		int			mode = (curlevel == level) ? access : BUFFER_LOCK_SHARE;
+		Page		page;
+		SimhashPivot *pivots;
+
+		LockBuffer(buf, mode);
+		SimhashCheckTreePage(index, buf, band, curlevel);
+		buf = SimhashMoveRight(index, buf, target, mode);
+		if (curlevel == level)
+			return buf;
+		page = BufferGetPage(buf);
+		if (SimhashPageNumPivots(page) == 0)
+			elog(ERROR, "simhash internal page %u is empty", BufferGetBlockNumber(buf));
+		pivots = SimhashPageGetPivots(page);
+		blkno = pivots[SimhashFindPivot(page, target)].child;
+		UnlockReleaseBuffer(buf);
+		curlevel--;
+	}
+}
+
+/*
+ * Descend from a root to the leaf covering "target", returned locked in
+ * "access" (BUFFER_LOCK_SHARE or BUFFER_LOCK_EXCLUSIVE).
+ */
+Buffer
+SimhashDescend(Relation index, BlockNumber root, SimhashSortKey target, int access)
+{
+	Buffer		buf = ReadBuffer(index, root);
+	Page		page;
+	int			level;
+	int			band;
+
+	/* learn the root's level and band from the page itself */
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	SimhashCheckTreePage(index, buf, -1, -1);
+	page = BufferGetPage(buf);
+	level = SimhashPageGetOpaque(page)->level;
+	band = SimhashPageGetOpaque(page)->band;
+	UnlockReleaseBuffer(buf);
+	return SimhashDescendToLevel(index, band, root, level, target, 0, access);
+}
+
+/* Merge two sorted entry arrays into out; duplicates keep the newer entry. */
+static int
+SimhashMergeEntries(const SimhashEntry *a, int na, const SimhashEntry *b, int nb,
+					SimhashEntry *out)
+{
+	int			i = 0,
+				j = 0,
+				n = 0;
+
+	while (i < na || j < nb)
+	{
+		if (j >= nb || (i < na && a[i].skey < b[j].skey))
+			out[n++] = a[i++];
+		else
+		{
+			if (i < na && a[i].skey == b[j].skey)
+				i++;			/* same band key and TID: cannot happen twice */
+			out[n++] = b[j++];
+		}
+	}
+	return n;
+}
+
+/*
+ * Lay out sorted entries over as few pages as a balanced split allows, each
+ * filled to about SIMHASH_SPLIT_FILL percent when more than one is needed.
+ * Returns palloc'd page images (the caller sets their links and high keys).
+ */
+static Page *
+SimhashLayoutLeaves(int band, const SimhashEntry *entries, int n, int *npages)
+{
+	Page		trial = palloc(BLCKSZ);
+	Page	   *pages;
+	int			written;
+	int			estimate;
+	Size		limit;
+	int			count = 0;
+	int			pos = 0;
+
+	/* does it all fit on one page? */
+	SimhashInitPage(trial, SIMHASH_LEAF, 0, band);
+	written = SimhashLeafFill(trial, entries, n, SimhashLeafCapacity);
+	if (written == n)
+	{
+		pages = palloc(sizeof(Page));
+		pages[0] = trial;
+		*npages = 1;
+		return pages;
+	}
+
+	/* estimate the encoded size from the first page, then balance */
+	estimate = (int) ((double) n / written * SimhashLeafCapacity /
+					  (SimhashLeafCapacity * SIMHASH_SPLIT_FILL / 100.0)) + 1;
+	limit = Min(SimhashLeafCapacity,
+				(Size) ((double) SimhashLeafCapacity * n / written / estimate * 1.02) + 1);
+	pages = palloc(sizeof(Page) * (estimate + 2));
+	while (pos < n)
+	{
+		Page		page;
+
+		if (count >= estimate + 2)
+		{
+			estimate *= 2;
+			pages = repalloc(pages, sizeof(Page) * (estimate + 2));
+		}
+		page = (count == 0) ? trial : palloc(BLCKSZ);
+		SimhashInitPage(page, SIMHASH_LEAF, 0, band);
+		pos += SimhashLeafFill(page, entries + pos, n - pos, limit);
+		pages[count++] = page;
+	}
+	*npages = count;
+	return pages;
+}
+
+/* First sort key stored on a leaf image (which must not be empty). */
+static SimhashSortKey
+SimhashLeafFirstKey(Page page)
+{
+	SimhashLeafCursor cur;
+	SimhashEntry e;
+
+	SimhashLeafCursorSeek(&cur, page, 0);
+	if (!SimhashLeafCursorNextSorted(&cur, &e))
+		elog(ERROR, "simhash split produced an empty leaf");
+	return e.skey;
+}
+
+/*
+ * Write the images pages[1..n) to new buffers and pages[0] over "buf",
+ * chaining them with right-links and high keys; fills pivots[0..n-2] with
+ * the downlinks the new pages need.  "buf" stays locked; new buffers are
+ * released.  Used for leaves and internal pages alike.
+ */
+static void
+SimhashWriteSplit(Relation index, Buffer buf, Page *pages, int n,
+				  SimhashSortKey *lows, SimhashPivot *pivots)
+{
+	Page		orig = BufferGetPage(buf);
+	SimhashPageOpaque origop = SimhashPageGetOpaque(orig);
+	BlockNumber *blknos = palloc(sizeof(BlockNumber) * n);
+	Buffer	   *bufs = palloc(sizeof(Buffer) * n);
+	int			i;
+
+	/* allocate the new pages and link the chain in the images */
+	for (i = 1; i < n; i++)
+	{
+		bufs[i] = SimhashNewBuffer(index);
+		blknos[i] = BufferGetBlockNumber(bufs[i]);
+	}
+	for (i = 0; i < n; i++)
+	{
+		SimhashPageOpaque op = SimhashPageGetOpaque(pages[i]);
+
+		if (i < n - 1)
+		{
+			op->high = lows[i + 1];
+			op->rightlink = blknos[i + 1];
+			op->flags &= ~SIMHASH_RIGHTMOST;
+		}
+		else
+		{
+			op->high = origop->high;
+			op->rightlink = origop->rightlink;
+			op->flags = (op->flags & ~SIMHASH_RIGHTMOST) |
+				(origop->flags & SIMHASH_RIGHTMOST);
+		}
+	}
+
+	/*
+	 * WAL: the new pages first, up to four per record; nothing points to
+	 * them yet, so a crash here loses nothing.  Then the original page, whose
+	 * new contents and right-link make them part of the tree atomically.
+	 */
+	for (i = n - 1; i >= 1;)
+	{
+		GenericXLogState *state = GenericXLogStart(index);
+		int			k;
+
+		for (k = 0; k < MAX_GENERIC_XLOG_PAGES && i >= 1; k++, i--)
+		{
+			Page		p = GenericXLogRegisterBuffer(state, bufs[i],
+													  GENERIC_XLOG_FULL_IMAGE);
+
+			memcpy(p, pages[i], BLCKSZ);
+		}
+		GenericXLogFinish(state);
+	}
+	{
+		GenericXLogState *state = GenericXLogStart(index);
+		Page		p = GenericXLogRegisterBuffer(state, buf, GENERIC_XLOG_FULL_IMAGE);
+
+		memcpy(p, pages[0], BLCKSZ);
+		GenericXLogFinish(state);
+	}
+
+	for (i = 1; i < n; i++)
+	{
+		pivots[i - 1].skey_hi = (uint32) (lows[i] >> 32);
+		pivots[i - 1].skey_lo = (uint32) lows[i];
+		pivots[i - 1].child = blknos[i];
+		UnlockReleaseBuffer(bufs[i]);
+	}
+	pfree(blknos);
+	pfree(bufs);
+}
+
+/*
+ * Insert sorted entries, all within the range of the exclusively locked
+ * leaf "buf", into that leaf; releases the buffer.
+ */
+static void
+SimhashLeafInsert(Relation index, int band, Buffer buf,
+				  const SimhashEntry *entries, int n)
+{
+	Page		page = BufferGetPage(buf);
+	GenericXLogState *state;
+	SimhashEntry *old;
+	SimhashEntry *all;
+	int			nold,
+				nall,
+				npages;
+	Page	   *pages;
+	SimhashSortKey *lows;
+	SimhashPivot *pivots;
+
+	/* a few entries: append them, logging a few dozen bytes */
+	if (n <= SIMHASH_APPEND_BATCH)
+	{
+		state = GenericXLogStart(index);
+		if (SimhashLeafAppend(GenericXLogRegisterBuffer(state, buf, 0), entries, n))
+		{
+			GenericXLogFinish(state);
+			UnlockReleaseBuffer(buf);
+			return;
+		}
+		GenericXLogAbort(state);
+	}
+
+	/* otherwise rewrite the leaf, splitting it if the entries do not fit */
+	old = palloc(sizeof(SimhashEntry) * Max(SimhashLeafNumEntries(page), 1));
+	nold = SimhashLeafDecode(page, old);
+	all = palloc(sizeof(SimhashEntry) * (nold + n));
+	nall = SimhashMergeEntries(old, nold, entries, n, all);
+	pfree(old);
+
+	pages = SimhashLayoutLeaves(band, all, nall, &npages);
+	if (npages == 1)
+	{
+		SimhashPageOpaque op = SimhashPageGetOpaque(page);
+		SimhashPageOpaque np = SimhashPageGetOpaque(pages[0]);
+
+		np->high = op->high;
+		np->rightlink = op->rightlink;
+		np->flags = op->flags;
+		state = GenericXLogStart(index);
+		memcpy(GenericXLogRegisterBuffer(state, buf, 0), pages[0], BLCKSZ);
+		GenericXLogFinish(state);
+		UnlockReleaseBuffer(buf);
+		return;
+	}
+
+	lows = palloc(sizeof(SimhashSortKey) * npages);
+	for (int i = 0; i < npages; i++)
+		lows[i] = SimhashLeafFirstKey(pages[i]);
+	pivots = palloc(sizeof(SimhashPivot) * npages);
+	SimhashWriteSplit(index, buf, pages, npages, lows, pivots);
+	UnlockReleaseBuffer(buf);
+
+	/* step 2: downlinks for the new leaves */
+	SimhashInsertPivots(index, band, 1, pivots, npages - 1);
+	for (int i = 0; i < npages; i++)
+		pfree(pages[i]);
+	pfree(pages);
+	pfree(lows);
+	pfree(pivots);
+	pfree(all);
+}
+
+/*
+ * Make a new root at "level" above the current root (at level - 1), whose
+ * first pivot points to the old root and the rest are "pivots".  Returns
+ * the number of pivots placed; the caller inserts the rest normally.  If
+ * somebody else has already grown the tree to "level", places nothing.
+ */
+static int
+SimhashNewRoot(Relation index, int band, uint16 level, SimhashPivot *pivots, int n)
+{
+	Buffer		metabuf = ReadBuffer(index, SIMHASH_METAPAGE_BLKNO);
+	SimhashMetaPageData *meta;
+	Buffer		rootbuf;
+	GenericXLogState *state;
+	Page		root;
+	Page		metapage;
+	SimhashPivot *dst;
+	int			take;
+
+	/* the metapage lock serializes root changes of all trees */
+	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+	meta = SimhashPageGetMeta(BufferGetPage(metabuf));
+	if (meta->rootlevel[band] >= level)
+	{
+		UnlockReleaseBuffer(metabuf);
+		return 0;
+	}
+	Assert(meta->rootlevel[band] == level - 1);
+
+	rootbuf = SimhashNewBuffer(index);
+	state = GenericXLogStart(index);
+	root = GenericXLogRegisterBuffer(state, rootbuf, GENERIC_XLOG_FULL_IMAGE);
+	metapage = GenericXLogRegisterBuffer(state, metabuf, 0);
+	SimhashInitPage(root, SIMHASH_RIGHTMOST, level, band);
+	dst = SimhashPageGetPivots(root);
+	dst[0].skey_hi = 0;
+	dst[0].skey_lo = 0;
+	dst[0].child = meta->root[band];
+	take = Min(n, (int) SimhashMaxPivots - 1);
+	memcpy(dst + 1, pivots, sizeof(SimhashPivot) * take);
+	((PageHeader) root)->pd_lower += sizeof(SimhashPivot) * (take + 1);
+	meta = SimhashPageGetMeta(metapage);
+	meta->root[band] = BufferGetBlockNumber(rootbuf);
+	meta->rootlevel[band] = level;
+	GenericXLogFinish(state);
+	UnlockReleaseBuffer(rootbuf);
+	UnlockReleaseBuffer(metabuf);
+	return take;
+}
+
+/*
+ * Insert sorted pivots (downlinks to new pages at level - 1) into the pages
+ * of "level", splitting them as needed, and growing a new root when the
+ * level does not exist yet.
+ */
+static void
+SimhashInsertPivots(Relation index, int band, uint16 level,
+					SimhashPivot *pivots, int n)
+{
+	while (n > 0)
+	{
+		BlockNumber roots[SIMHASH_NTREES];
+		uint16		levels[SIMHASH_NTREES];
+		Buffer		buf;
+		Page		page;
+		SimhashPageOpaque opaque;
+		SimhashPivot *old;
+		SimhashPivot *all;
+		int			nold,
+					m,
+					nall,
+					i,
+					j,
+					k;
+
+		CHECK_FOR_INTERRUPTS();
+		SimhashReadRoots(index, roots, levels);
+		if (levels[band] < level)
+		{
+			int			placed = SimhashNewRoot(index, band, level, pivots, n);
+
+			pivots += placed;
+			n -= placed;
+			continue;
+		}
+
+		buf = SimhashDescendToLevel(index, band, roots[band], levels[band],
+									SimhashPivotKey(&pivots[0]), level,
+									BUFFER_LOCK_EXCLUSIVE);
+		page = BufferGetPage(buf);
+		opaque = SimhashPageGetOpaque(page);
+
+		/* the pivots that belong on this page */
+		for (m = 1; m < n; m++)
+			if (!(opaque->flags & SIMHASH_RIGHTMOST) &&
+				SimhashPivotKey(&pivots[m]) >= opaque->high)
+				break;
+
+		/* merge them into the page's pivots */
+		nold = SimhashPageNumPivots(page);
+		old = SimhashPageGetPivots(page);
+		all = palloc(sizeof(SimhashPivot) * (nold + m));
+		for (i = 0, j = 0, k = 0; i < nold || j < m;)
+		{
+			if (j >= m || (i < nold && SimhashPivotKey(&old[i]) < SimhashPivotKey(&pivots[j])))
+				all[k++] = old[i++];
+			else
+				all[k++] = pivots[j++];
+		}
+		nall = k;
+
+		if (nall <= (int) SimhashMaxPivots)
+		{
+			GenericXLogState *state = GenericXLogStart(index);
+			Page		p = GenericXLogRegisterBuffer(state, buf, 0);
+
+			memcpy(SimhashPageGetPivots(p), all, sizeof(SimhashPivot) * nall);
+			((PageHeader) p)->pd_lower = MAXALIGN(SizeOfPageHeaderData) +
+				sizeof(SimhashPivot) * nall;
+			GenericXLogFinish(state);
+			UnlockReleaseBuffer(buf);
+		}
+		else
+		{
+			/* split the internal page into balanced parts */
+			int			per = (int) (SimhashMaxPivots * SIMHASH_SPLIT_FILL / 100);
+			int			npages = (nall + per - 1) / per;
+			Page	   *pages = palloc(sizeof(Page) * npages);
+			SimhashSortKey *lows = palloc(sizeof(SimhashSortKey) * npages);
+			SimhashPivot *up = palloc(sizeof(SimhashPivot) * npages);
+			int			pos = 0;
+
+			for (i = 0; i < npages; i++)
+			{
+				int			cnt = (nall - pos) / (npages - i);
+
+				pages[i] = palloc(BLCKSZ);
+				SimhashInitPage(pages[i], 0, level, band);
+				memcpy(SimhashPageGetPivots(pages[i]), all + pos, sizeof(SimhashPivot) * cnt);
+				((PageHeader) pages[i])->pd_lower += sizeof(SimhashPivot) * cnt;
+				lows[i] = SimhashPivotKey(&all[pos]);
+				pos += cnt;
+			}
+			SimhashWriteSplit(index, buf, pages, npages, lows, up);
+			UnlockReleaseBuffer(buf);
+			SimhashInsertPivots(index, band, level + 1, up, npages - 1);
+			for (i = 0; i < npages; i++)
+				pfree(pages[i]);
+			pfree(pages);
+			pfree(lows);
+			pfree(up);
+		}
+		pfree(all);
+		pivots += m;
+		n -= m;
+	}
+}
+
+/*
+ * Insert entries (sorted by sort key, no duplicates) into tree "band".
+ */
+void
+SimhashInsertSorted(Relation index, int band, SimhashEntry *entries, int n)
+{
+	BlockNumber roots[SIMHASH_NTREES];
+	uint16		levels[SIMHASH_NTREES];
+	int			i = 0;
+
+	while (i < n)
+	{
+		Buffer		buf;
+		SimhashPageOpaque opaque;
+		int			j;
+
+		CHECK_FOR_INTERRUPTS();
+		/* re-read the roots: a split of the previous leaf may have grown the tree */
+		SimhashReadRoots(index, roots, levels);
+		buf = SimhashDescendToLevel(index, band, roots[band], levels[band],
+									entries[i].skey, 0, BUFFER_LOCK_EXCLUSIVE);
+		opaque = SimhashPageGetOpaque(BufferGetPage(buf));
+		for (j = i + 1; j < n; j++)
+			if (!(opaque->flags & SIMHASH_RIGHTMOST) && entries[j].skey >= opaque->high)
+				break;
+		SimhashLeafInsert(index, band, buf, entries + i, j - i);
+		i = j;
+	}
+}

@@ -1,0 +1,153 @@
+/*-------------------------------------------------------------------------
+ *
+ * shvacuum.c
+ *	  VACUUM support for the simhash index.
+ *
+ * Bulk deletion walks the leaf level of each tree from its leftmost leaf
+ * along the right-links.  That logical order is safe against concurrent
+ * splits: a split only moves entries from a page to new pages inserted
+ * right after it, so entries moved out of a page we have not reached yet
+ * are reached later, and entries moved out of a page already cleaned were
+ * already cleaned.  Leaves with dead entries are rewritten (which also
+ * folds their append area into the sorted area); their freed space takes
+ * later insertions of their key range.  Pages are never deleted.
+ *
+ * An exclusive lock (not a cleanup lock) suffices: scans never hold a
+ * position inside a page across returning a tuple (see shscan.c).
+ *
+ * Copyright (c) 2026, the simhash authors
+ *
+ * IDENTIFICATION
+ *	  src/shvacuum.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "commands/vacuum.h"
+#include "miscadmin.h"
+#include "storage/bufmgr.h"
+#include "utils/rel.h"
+
+#include "shindex.h"
+
+/* Counts gathered by a pass over the leaves */
+typedef struct SimhashVacuumCounts
+{
+	double		rows;			/* entries of band 0 plus NULL entries */
+	double		removed;		/* rows whose entries were removed */
+} SimhashVacuumCounts;
+
+/*
+ * Walk the leaves of one tree, removing entries whose TID the callback
+ * reports dead (when there is a callback), and count the survivors.
+ */
+static void
+SimhashVacuumTree(IndexVacuumInfo *info, int tree, BlockNumber root, uint16 rootlevel,
+				  IndexBulkDeleteCallback callback, void *callback_state,
+				  SimhashVacuumCounts *counts)
+{
+	Relation	index = info->index;
+	Buffer		buf;
+	BlockNumber next;
+	SimhashEntry *entries = palloc(sizeof(SimhashEntry) * (BLCKSZ / 7 + SIMHASH_MAX_APPEND));
+	bool		counted = (tree == 0 || tree == SIMHASH_NULL_BAND);
+
+	buf = SimhashDescendToLevel(index, tree, root, rootlevel, 0, 0,
+								callback ? BUFFER_LOCK_EXCLUSIVE : BUFFER_LOCK_SHARE);
+	for (;;)
+	{
+		Page		page = BufferGetPage(buf);
+		SimhashPageOpaque op = SimhashPageGetOpaque(page);
+		int			n = SimhashLeafDecode(page, entries);
+		int			kept = n;
+
+		vacuum_delay_point();
+		if (callback)
+		{
+			kept = 0;
+			for (int i = 0; i < n; i++)
+			{
+				ItemPointerData tid;
+
+				SimhashSortKeyTid(entries[i].skey, &tid);
+				if (!callback(&tid, callback_state))
+					entries[kept++] = entries[i];
+			}
+			if (kept < n)
+			{
+				GenericXLogState *state = GenericXLogStart(index);
+				Page		p = GenericXLogRegisterBuffer(state, buf, 0);
+				int			written PG_USED_FOR_ASSERTS_ONLY;
+
+				/* the survivors always fit where all of them were */
+				written = SimhashLeafFill(p, entries, kept, SimhashLeafCapacity);
+				Assert(written == kept);
+				GenericXLogFinish(state);
+			}
+		}
+		if (counted)
+		{
+			counts->rows += kept;
+			counts->removed += n - kept;
+		}
+
+		next = (op->flags & SIMHASH_RIGHTMOST) ? InvalidBlockNumber : op->rightlink;
+		UnlockReleaseBuffer(buf);
+		if (next == InvalidBlockNumber)
+			break;
+		buf = ReadBuffer(index, next);
+		LockBuffer(buf, callback ? BUFFER_LOCK_EXCLUSIVE : BUFFER_LOCK_SHARE);
+	}
+	pfree(entries);
+}
+
+/* Walk every tree; fill in the statistics. */
+static void
+SimhashVacuumScan(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
+				  IndexBulkDeleteCallback callback, void *callback_state)
+{
+	BlockNumber roots[SIMHASH_NTREES];
+	uint16		levels[SIMHASH_NTREES];
+	SimhashVacuumCounts counts = {0, 0};
+
+	SimhashReadRoots(info->index, roots, levels);
+	for (int tree = 0; tree < SIMHASH_NTREES; tree++)
+		SimhashVacuumTree(info, tree, roots[tree], levels[tree],
+						  callback, callback_state, &counts);
+	stats->num_index_tuples = counts.rows;
+	stats->tuples_removed += counts.removed;
+	stats->estimated_count = false;
+	stats->num_pages = RelationGetNumberOfBlocks(info->index);
+}
+
+/*
+ * ambulkdelete: remove the entries of dead heap tuples.
+ */
+IndexBulkDeleteResult *
+shbulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
+			 IndexBulkDeleteCallback callback, void *callback_state)
+{
+	if (stats == NULL)
+		stats = (IndexBulkDeleteResult *) palloc0(sizeof(IndexBulkDeleteResult));
+	SimhashVacuumScan(info, stats, callback, callback_state);
+	return stats;
+}
+
+/*
+ * amvacuumcleanup: report statistics; count the entries if bulkdelete did
+ * not run.
+ */
+IndexBulkDeleteResult *
+shvacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
+{
+	if (info->analyze_only)
+		return stats;
+	if (stats == NULL)
+	{
+		stats = (IndexBulkDeleteResult *) palloc0(sizeof(IndexBulkDeleteResult));
+		SimhashVacuumScan(info, stats, NULL, NULL);
+	}
+	return stats;
+}

@@ -1,0 +1,170 @@
+/*-------------------------------------------------------------------------
+ *
+ * shvalidate.c
+ *	  Opclass validator of the simhash index access method.
+ *
+ * The index understands exactly three operators on its column type:
+ *	1	simhash64 <@ simhash_ball	(search: within a radius)
+ *	2	simhash64 <-> simhash64		(ordering, integer result)
+ *	3	simhash64 = simhash64		(search: radius 0)
+ * and no support functions.
+ *
+ * Copyright (c) 2026, the simhash authors
+ *
+ * IDENTIFICATION
+ *	  src/shvalidate.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/amvalidate.h"
+#include "access/htup_details.h"
+#include "catalog/pg_amop.h"
+#include "catalog/pg_amproc.h"
+#include "catalog/pg_opclass.h"
+#include "catalog/pg_opfamily.h"
+#include "catalog/pg_proc.h"
+#include "catalog/pg_type.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/regproc.h"
+#include "utils/syscache.h"
+
+#include "shindex.h"
+
+/* Is typid the simhash_ball type (recognised by its input function)? */
+static bool
+SimhashIsBallType(Oid typid)
+{
+	HeapTuple	tup;
+	bool		result = false;
+
+	tup = SearchSysCache1(TYPEOID, ObjectIdGetDatum(typid));
+	if (HeapTupleIsValid(tup))
+	{
+		Oid			input = ((Form_pg_type) GETSTRUCT(tup))->typinput;
+		HeapTuple	ptup = SearchSysCache1(PROCOID, ObjectIdGetDatum(input));
+
+		if (HeapTupleIsValid(ptup))
+		{
+			bool		isnull;
+			Datum		src = SysCacheGetAttr(PROCOID, ptup, Anum_pg_proc_prosrc, &isnull);
+
+			result = !isnull && strcmp(TextDatumGetCString(src), "simhash_ball_in") == 0;
+			ReleaseSysCache(ptup);
+		}
+		ReleaseSysCache(tup);
+	}
+	return result;
+}
+
+/* Report a problem with an opfamily member; always returns false. */
+static bool
+SimhashValidateComplaint(const char *family, const char *what, const char *detail)
+{
+	ereport(INFO,
+			(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+			 errmsg("simhash operator family %s contains %s", family, what),
+			 errdetail("%s", detail)));
+	return false;
+}
+
+/*
+ * amvalidate: check the operators and functions of an operator class.
+ */
+bool
+shvalidate(Oid opclassoid)
+{
+	bool		result = true;
+	HeapTuple	classtup;
+	Form_pg_opclass classform;
+	Oid			opcintype;
+	HeapTuple	familytup;
+	char	   *familyname;
+	CatCList   *oprlist;
+	CatCList   *proclist;
+	bool		seen[SIMHASH_NSTRATEGIES + 1] = {false};
+
+	classtup = SearchSysCache1(CLAOID, ObjectIdGetDatum(opclassoid));
+	if (!HeapTupleIsValid(classtup))
+		elog(ERROR, "cache lookup failed for operator class %u", opclassoid);
+	classform = (Form_pg_opclass) GETSTRUCT(classtup);
+	opcintype = classform->opcintype;
+	familytup = SearchSysCache1(OPFAMILYOID, ObjectIdGetDatum(classform->opcfamily));
+	if (!HeapTupleIsValid(familytup))
+		elog(ERROR, "cache lookup failed for operator family %u", classform->opcfamily);
+	familyname = NameStr(((Form_pg_opfamily) GETSTRUCT(familytup))->opfname);
+
+	oprlist = SearchSysCacheList1(AMOPSTRATEGY, ObjectIdGetDatum(classform->opcfamily));
+	proclist = SearchSysCacheList1(AMPROCNUM, ObjectIdGetDatum(classform->opcfamily));
+
+	for (int i = 0; i < proclist->n_members; i++)
+	{
+		Form_pg_amproc procform = (Form_pg_amproc) GETSTRUCT(&proclist->members[i]->tuple);
+
+		result = SimhashValidateComplaint(familyname,
+										  psprintf("support function %s",
+												   format_procedure(procform->amproc)),
+										  "The simhash access method uses no support functions.");
+	}
+
+	for (int i = 0; i < oprlist->n_members; i++)
+	{
+		Form_pg_amop op = (Form_pg_amop) GETSTRUCT(&oprlist->members[i]->tuple);
+		char	   *name = psprintf("operator %s", format_operator(op->amopopr));
+		bool		ok;
+
+		switch (op->amopstrategy)
+		{
+			case SIMHASH_WITHIN_STRATEGY:
+				ok = op->amoppurpose == AMOP_SEARCH &&
+					op->amoplefttype == opcintype &&
+					SimhashIsBallType(op->amoprighttype) &&
+					check_amop_signature(op->amopopr, BOOLOID,
+										 op->amoplefttype, op->amoprighttype);
+				break;
+			case SIMHASH_DISTANCE_STRATEGY:
+				ok = op->amoppurpose == AMOP_ORDER &&
+					op->amoplefttype == opcintype &&
+					op->amoprighttype == opcintype &&
+					OidIsValid(op->amopsortfamily) &&
+					check_amop_signature(op->amopopr, INT4OID,
+										 op->amoplefttype, op->amoprighttype);
+				break;
+			case SIMHASH_EQUAL_STRATEGY:
+				ok = op->amoppurpose == AMOP_SEARCH &&
+					op->amoplefttype == opcintype &&
+					op->amoprighttype == opcintype &&
+					check_amop_signature(op->amopopr, BOOLOID,
+										 op->amoplefttype, op->amoprighttype);
+				break;
+			default:
+				result = SimhashValidateComplaint(familyname, name,
+												  psprintf("Strategy number %d is not one of 1 (<@), 2 (<->) and 3 (=).",
+														   op->amopstrategy));
+				continue;
+		}
+		if (!ok)
+			result = SimhashValidateComplaint(familyname, name,
+											  psprintf("The operator does not have the signature or purpose strategy %d needs.",
+													   op->amopstrategy));
+		else if (op->amoplefttype == opcintype)
+			seen[op->amopstrategy] = true;
+	}
+
+	if (!seen[SIMHASH_WITHIN_STRATEGY])
+	{
+		ereport(INFO,
+				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+				 errmsg("simhash operator class %s is missing the <@ operator (strategy 1)",
+						NameStr(classform->opcname))));
+		result = false;
+	}
+
+	ReleaseCatCacheList(proclist);
+	ReleaseCatCacheList(oprlist);
+	ReleaseSysCache(familytup);
+	ReleaseSysCache(classtup);
+	return result;
+}

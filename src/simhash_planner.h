@@ -1,0 +1,44 @@
+/*-------------------------------------------------------------------------
+ *
+ * simhash_planner.h
+ *	  Planner support: selectivity of radius clauses, index costs.
+ *
+ * Copyright (c) 2026, the simhash authors
+ *
+ * IDENTIFICATION
+ *	  src/simhash_planner.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SIMHASH_PLANNER_H
+#define SIMHASH_PLANNER_H
+
+#include "nodes/pathnodes.h"
+#include "utils/selfuncs.h"
+
+/* pairs of sample values compared for a join estimate, per side */
+#define SIMHASH_MAX_PAIR_VALUES	300
+#define SIMHASH_UNKNOWN_RADIUS	(-1000)
+
+/* what pg_statistic says about a fingerprint column */
+typedef struct SimhashColumnStats
+{
+	bool		have;			/* were there statistics at all? */
+	double		nullfrac;
+	int			nmcv;
+	uint64	   *mcv;			/* palloc'd */
+	double	   *mcvfreq;
+	double		mcvsum;
+	int			nhist;
+	uint64	   *hist;			/* palloc'd */
+} SimhashColumnStats;
+
+extern void SimhashGetColumnStats(VariableStatData *vardata, SimhashColumnStats *st);
+extern double SimhashSelectivityWithin(const SimhashColumnStats *st, uint64 center,
+									   int radius);
+extern double SimhashSelectivityPairs(const SimhashColumnStats *a,
+									  const SimhashColumnStats *b,
+									  bool same, int radius);
+extern int	SimhashBallExprRadius(Node *node, uint64 *center, bool *center_known);
+
+#endif							/* SIMHASH_PLANNER_H */

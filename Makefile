@@ -27,7 +27,7 @@ EXTENSION = simhash
 DATA = src/simhash--0.1.0.sql
 PGFILEDESC = "simhash - near-duplicate text detection"
 
-REGRESS = type distance fingerprint
+REGRESS = type distance fingerprint index
 REGRESS_OPTS = --inputdir=. --load-extension=simhash
 
 # -Werror with the warnings PostgreSQL's own headers trigger turned off

@@ -37,6 +37,13 @@ SimhashRegisterOptions(void)
 	simhash_relopt_tab[0].offset = offsetof(SimhashOptions, fillfactor);
 }
 
+/* amcanreturn: every entry holds the whole fingerprint. */
+static bool
+shcanreturn(Relation index, int attno)
+{
+	return true;
+}
+
 /* amoptions: parse WITH (...) of CREATE INDEX. */
 static bytea *
 shoptions(Datum reloptions, bool validate)
@@ -82,7 +89,7 @@ simhash_handler(PG_FUNCTION_ARGS)
 	amroutine->aminsert = shinsert;
 	amroutine->ambulkdelete = shbulkdelete;
 	amroutine->amvacuumcleanup = shvacuumcleanup;
-	amroutine->amcanreturn = NULL;
+	amroutine->amcanreturn = shcanreturn;
 	amroutine->amcostestimate = shcostestimate;
 	amroutine->amoptions = shoptions;
 	amroutine->amproperty = NULL;

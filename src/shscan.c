@@ -26,6 +26,8 @@
  *	- sorted: a radius qual whose centre differs from the ORDER BY centre;
  *	  the (few) matches are collected and returned sorted by distance.
  *
+ * Entries carry whole fingerprints, so index-only scans are supported.
+ *
  * Scans copy entries out of a leaf under a share lock and release the lock
  * before returning anything; holding a pin is only an optimization.  That
  * is safe for MVCC snapshots: a TID whose entry VACUUM removes after we read
@@ -62,8 +64,10 @@ typedef enum SimhashScanMode
 /* a match ready to be returned */
 typedef struct SimhashHit
 {
+	uint64		fp;				/* for index-only scans */
 	ItemPointerData tid;
 	int16		dist;			/* ORDER BY distance, -1 for NULL */
+	bool		isnull;			/* a row with a NULL fingerprint */
 } SimhashHit;
 
 /* a growable array of matches */
@@ -138,7 +142,8 @@ SimhashBlockDistance(uint64 a, uint64 b, int band)
 
 /* Append a match to a hit list. */
 static void
-SimhashHitAddTid(SimhashScanOpaque so, SimhashHitList *list, ItemPointer tid, int dist)
+SimhashHitAddTid(SimhashScanOpaque so, SimhashHitList *list, ItemPointer tid,
+				 uint64 fp, bool isnull, int dist)
 {
 	if (list->n == list->max)
 	{
@@ -150,18 +155,21 @@ SimhashHitAddTid(SimhashScanOpaque so, SimhashHitList *list, ItemPointer tid, in
 		MemoryContextSwitchTo(old);
 	}
 	list->items[list->n].tid = *tid;
+	list->items[list->n].fp = fp;
+	list->items[list->n].isnull = isnull;
 	list->items[list->n].dist = (int16) dist;
 	list->n++;
 }
 
 /* Append the match with the given sort key to a hit list. */
 static inline void
-SimhashHitAdd(SimhashScanOpaque so, SimhashHitList *list, SimhashSortKey skey, int dist)
+SimhashHitAdd(SimhashScanOpaque so, SimhashHitList *list, SimhashSortKey skey,
+			  uint64 fp, bool isnull, int dist)
 {
 	ItemPointerData tid;
 
 	SimhashSortKeyTid(skey, &tid);
-	SimhashHitAddTid(so, list, &tid, dist);
+	SimhashHitAddTid(so, list, &tid, fp, isnull, dist);
 }
 
 /* Append a decoded leaf entry to the batch. */
@@ -339,7 +347,7 @@ SimhashFilterBatch(SimhashScanOpaque so, int band, const int *radii, bool bucket
 
 		if (band == SIMHASH_NULL_BAND)
 		{
-			SimhashHitAdd(so, &so->hits, e->skey, -1);
+			SimhashHitAdd(so, &so->hits, e->skey, 0, true, -1);
 			continue;
 		}
 		fp = SimhashFingerprintOf(SimhashSortKeyKey(e->skey), e->rest, band);
@@ -349,9 +357,9 @@ SimhashFilterBatch(SimhashScanOpaque so, int band, const int *radii, bool bucket
 			continue;
 		dist = so->ordered && !so->order_null ? SimhashDistance(fp, so->ocenter) : -1;
 		if (bucketed)
-			SimhashHitAdd(so, &so->buckets[dist], e->skey, dist);
+			SimhashHitAdd(so, &so->buckets[dist], e->skey, fp, false, dist);
 		else
-			SimhashHitAdd(so, &so->hits, e->skey, dist);
+			SimhashHitAdd(so, &so->hits, e->skey, fp, false, dist);
 	}
 	so->nbatch = 0;
 }
@@ -574,7 +582,8 @@ SimhashOrderedNext(IndexScanDesc scan, SimhashHit *hit)
 				{
 					SimhashHit *h = &so->hits.items[i];
 
-					SimhashHitAddTid(so, &so->buckets[h->dist], &h->tid, h->dist);
+					SimhashHitAddTid(so, &so->buckets[h->dist], &h->tid, h->fp,
+									 h->isnull, h->dist);
 				}
 			}
 			so->hits.n = so->hits.pos = 0;
@@ -600,6 +609,7 @@ shbeginscan(Relation r, int nkeys, int norderbys)
 	so->maxbatch = 256;
 	so->batch = palloc(sizeof(SimhashEntry) * so->maxbatch);
 	scan->opaque = so;
+	scan->xs_itupdesc = RelationGetDescr(r);
 	if (norderbys > 0)
 	{
 		scan->xs_orderbyvals = palloc0(sizeof(Datum) * norderbys);
@@ -775,6 +785,16 @@ shgettuple(IndexScanDesc scan, ScanDirection dir)
 
 	scan->xs_heaptid = hit.tid;
 	scan->xs_recheck = false;
+	if (scan->xs_want_itup)
+	{
+		/* index-only scan: the entry holds the whole fingerprint */
+		Datum		value = Simhash64GetDatum(hit.fp);
+		bool		isnull = hit.isnull;
+
+		if (scan->xs_itup)
+			pfree(scan->xs_itup);
+		scan->xs_itup = index_form_tuple(scan->xs_itupdesc, &value, &isnull);
+	}
 	if (scan->numberOfOrderBys > 0)
 	{
 		scan->xs_recheckorderby = false;

@@ -1,0 +1,182 @@
+--
+-- the simhash index access method
+--
+CREATE OR REPLACE FUNCTION sqlstate_of(query text) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+	EXECUTE query;
+	RETURN 'ok';
+EXCEPTION WHEN OTHERS THEN
+	RETURN SQLSTATE || ': ' || SQLERRM;
+END $$;
+-- deterministic pseudo-random fingerprints
+CREATE FUNCTION fp_of(i int8) RETURNS simhash64 LANGUAGE sql IMMUTABLE AS
+$$ SELECT ((hashint8(i)::int8 << 32) | (hashint8(-i)::int8 & 4294967295))::simhash64 $$;
+-- flip the bits set in a mask
+CREATE FUNCTION fp_flip(fp simhash64, mask int8) RETURNS simhash64 LANGUAGE sql IMMUTABLE AS
+$$ SELECT (fp::int8 # mask)::simhash64 $$;
+
+SELECT amvalidate(oid) FROM pg_opclass WHERE opcname = 'simhash64_ops';
+SELECT amname, amtype FROM pg_am WHERE amname = 'simhash';
+
+-- 20,000 random fingerprints, 30 near-copies of row 7 (0..3 bits flipped),
+-- and some NULLs
+CREATE TABLE docs (id int8 PRIMARY KEY, fp simhash64);
+INSERT INTO docs SELECT i, fp_of(i) FROM generate_series(1, 20000) i;
+INSERT INTO docs SELECT 100000 + i, fp_flip(fp_of(7), (1::int8 << (i % 60)) | (1::int8 << ((i * 7) % 61)))
+	FROM generate_series(1, 30) i;
+INSERT INTO docs VALUES (-1, NULL), (-2, NULL);
+CREATE INDEX docs_fp ON docs USING simhash (fp);
+ANALYZE docs;
+
+-- a small table makes a small index
+CREATE TABLE tiny AS SELECT i AS id, fp_of(i) AS fp FROM generate_series(1, 1000) i;
+CREATE INDEX tiny_fp ON tiny USING simhash (fp);
+SELECT pg_relation_size('tiny_fp') / current_setting('block_size')::int AS tiny_index_pages;
+SELECT * FROM simhash_index_stats('tiny_fp');
+
+-- the planner picks the index for selective searches
+EXPLAIN (COSTS OFF) SELECT id FROM docs WHERE fp <@ simhash_ball(fp_of(7), 3);
+EXPLAIN (COSTS OFF) SELECT id FROM docs WHERE simhash_ball(fp_of(7), 3) @> fp;
+EXPLAIN (COSTS OFF) SELECT id FROM docs WHERE fp = fp_of(7);
+EXPLAIN (COSTS OFF) SELECT id, fp <-> fp_of(7) FROM docs ORDER BY fp <-> fp_of(7) LIMIT 5;
+-- and a sequential scan when the radius makes the index useless
+EXPLAIN (COSTS OFF) SELECT count(*) FROM docs WHERE fp <@ simhash_ball(fp_of(7), 40);
+
+-- radius search: the near-copies of row 7, exactly as a sequential scan finds them
+SELECT count(*) AS within_3, min(id), max(id) FROM docs WHERE fp <@ simhash_ball(fp_of(7), 3);
+SELECT id, fp <-> fp_of(7) AS d FROM docs WHERE fp <@ simhash_ball(fp_of(7), 1) ORDER BY id;
+SELECT id FROM docs WHERE fp = fp_of(7);
+
+-- every radius from 0 to 64 agrees with a sequential scan, for index and bitmap scans
+CREATE TABLE expected AS
+SELECT k, q, array_agg(id ORDER BY id) FILTER (WHERE id IS NOT NULL) AS ids
+FROM generate_series(0, 64) k CROSS JOIN (VALUES (fp_of(7)), (fp_of(12345)), ('0000000000000000'::simhash64)) v(q)
+LEFT JOIN docs ON hamming(fp, q) <= k
+GROUP BY k, q;
+SET enable_seqscan = off; SET enable_bitmapscan = off;
+SELECT count(*) FILTER (WHERE e.ids IS DISTINCT FROM
+	(SELECT array_agg(id ORDER BY id) FROM docs WHERE fp <@ simhash_ball(e.q, e.k))) AS index_scan_differences,
+	count(*) AS cases
+FROM expected e;
+SET enable_indexscan = off; SET enable_bitmapscan = on;
+SELECT count(*) FILTER (WHERE e.ids IS DISTINCT FROM
+	(SELECT array_agg(id ORDER BY id) FROM docs WHERE fp <@ simhash_ball(e.q, e.k))) AS bitmap_scan_differences
+FROM expected e;
+RESET enable_indexscan; RESET enable_bitmapscan; RESET enable_seqscan;
+
+-- nearest neighbours: distances in order, the same as a sort; NULLs last
+SET enable_seqscan = off;
+SELECT id, fp <-> fp_of(7) AS d FROM docs ORDER BY fp <-> fp_of(7) LIMIT 8;
+SELECT array_agg(d) = (SELECT array_agg(d) FROM (SELECT hamming(fp, fp_of(99)) d FROM docs ORDER BY 1 LIMIT 50) s)
+	AS knn_matches_sort
+FROM (SELECT fp <-> fp_of(99) AS d FROM docs ORDER BY fp <-> fp_of(99) LIMIT 50) s;
+SELECT id, fp <-> fp_of(7) AS d FROM docs ORDER BY fp <-> fp_of(7) OFFSET 20050;
+-- nearest within a radius, and nearest to another centre within a radius
+SELECT id, fp <-> fp_of(7) AS d FROM docs WHERE fp <@ simhash_ball(fp_of(7), 2)
+	ORDER BY fp <-> fp_of(7), id LIMIT 3;
+SELECT count(*) FROM (SELECT id FROM docs WHERE fp <@ simhash_ball(fp_of(7), 3)
+	ORDER BY fp <-> fp_flip(fp_of(7), 15)) s;
+-- index-only scans: the index holds the fingerprints
+VACUUM docs;
+EXPLAIN (COSTS OFF) SELECT fp FROM docs WHERE fp <@ simhash_ball(fp_of(7), 1);
+SELECT fp FROM docs WHERE fp <@ simhash_ball(fp_of(7), 1);
+SELECT count(*) FROM docs;
+-- a NULL query matches nothing; a NULL ORDER BY argument orders nothing
+SELECT count(*) FROM docs WHERE fp <@ simhash_ball(NULL, 3);
+SELECT count(*) FROM docs WHERE fp <@ NULL::simhash_ball;
+SELECT count(*) FROM (SELECT id FROM docs ORDER BY fp <-> NULL LIMIT 10) s;
+SELECT count(*) FROM (SELECT fp FROM docs ORDER BY fp <-> NULL) s;
+-- negative radius: empty ball
+SELECT count(*) FROM docs WHERE fp <@ simhash_ball(fp_of(7), -1);
+RESET enable_seqscan;
+
+-- DML: inserts, updates and deletes are visible at once, in the same transaction too
+BEGIN;
+INSERT INTO docs VALUES (200001, fp_flip(fp_of(7), 3));
+UPDATE docs SET fp = fp_flip(fp_of(7), 7) WHERE id = 42;
+DELETE FROM docs WHERE id = 100001;
+SET LOCAL enable_seqscan = off;
+SELECT count(*) AS within_3_in_transaction FROM docs WHERE fp <@ simhash_ball(fp_of(7), 3);
+SELECT id FROM docs WHERE id IN (200001, 42, 100001) AND fp <@ simhash_ball(fp_of(7), 3) ORDER BY id;
+ROLLBACK;
+SET enable_seqscan = off;
+SELECT count(*) AS within_3_after_rollback FROM docs WHERE fp <@ simhash_ball(fp_of(7), 3);
+RESET enable_seqscan;
+
+-- VACUUM removes the entries of deleted rows; the index stays valid
+DELETE FROM docs WHERE id % 3 = 0;
+VACUUM docs;
+SELECT tree, entries FROM simhash_index_stats('docs_fp');
+SELECT simhash_index_check('docs_fp', heapallindexed => true);
+
+-- growth: ten times the rows since CREATE INDEX, without a rebuild
+INSERT INTO docs SELECT i, fp_of(i) FROM generate_series(300000, 500000) i;
+SELECT simhash_index_check('docs_fp', heapallindexed => true);
+SELECT tree, levels, entries FROM simhash_index_stats('docs_fp');
+SET enable_seqscan = off;
+SELECT count(*) AS within_3_after_growth FROM docs WHERE fp <@ simhash_ball(fp_of(7), 3);
+RESET enable_seqscan;
+
+-- clustered data: a thousand copies of one fingerprint
+INSERT INTO docs SELECT 600000 + i, fp_of(5) FROM generate_series(1, 1000) i;
+SELECT band, entries FROM simhash_index_heavy_keys('docs_fp', 4) ORDER BY band;
+SET enable_seqscan = off;
+SELECT count(*) FROM docs WHERE fp <@ simhash_ball(fp_of(5), 0);
+RESET enable_seqscan;
+SELECT simhash_index_check('docs_fp', true);
+
+-- options
+CREATE INDEX docs_fp_ff ON docs USING simhash (fp) WITH (fillfactor = 60);
+SELECT (SELECT sum(leaf_pages) FROM simhash_index_stats('docs_fp_ff')) >
+	   (SELECT sum(leaf_pages) FROM simhash_index_stats('docs_fp')) AS lower_fill_more_pages;
+SELECT sqlstate_of($$CREATE INDEX ON docs USING simhash (fp) WITH (fillfactor = 10)$$);
+SELECT sqlstate_of($$CREATE INDEX ON docs USING simhash (fp) WITH (pages = 10)$$);
+DROP INDEX docs_fp_ff;
+
+-- errors
+SELECT sqlstate_of($$CREATE INDEX ON docs USING simhash (id)$$);
+SELECT sqlstate_of($$CREATE INDEX ON docs USING simhash (fp, id)$$);
+SELECT sqlstate_of($$CREATE UNIQUE INDEX ON docs USING simhash (fp)$$);
+SELECT sqlstate_of($$SELECT simhash_index_check('docs_pkey')$$);
+SELECT sqlstate_of($$SELECT simhash_index_check('docs')$$);
+SELECT sqlstate_of($$SELECT 'xyz/3'::simhash_ball$$);
+SELECT sqlstate_of($$SELECT '0123456789abcdef/'::simhash_ball$$);
+SELECT sqlstate_of($$SELECT '0123456789abcdef/9999999999'::simhash_ball$$);
+SELECT '0123456789ABCDEF/3'::simhash_ball, simhash_ball('0123456789abcdef', -1),
+	simhash_ball_center('0123456789abcdef/3'), simhash_ball_radius('0123456789abcdef/3');
+
+-- REINDEX, REINDEX CONCURRENTLY and CREATE INDEX CONCURRENTLY
+REINDEX INDEX docs_fp;
+SELECT simhash_index_check('docs_fp', true);
+REINDEX INDEX CONCURRENTLY docs_fp;
+SELECT simhash_index_check('docs_fp', true);
+CREATE INDEX CONCURRENTLY docs_fp2 ON docs USING simhash (fp);
+SELECT simhash_index_check('docs_fp2', true);
+DROP INDEX docs_fp2;
+
+-- unlogged tables, temporary tables and partitioned tables
+CREATE UNLOGGED TABLE ul (fp simhash64);
+CREATE INDEX ON ul USING simhash (fp);
+INSERT INTO ul SELECT fp_of(i) FROM generate_series(1, 2000) i;
+SET enable_seqscan = off;
+SELECT count(*) FROM ul WHERE fp <@ simhash_ball(fp_of(77), 0);
+CREATE TEMP TABLE tmp (fp simhash64);
+CREATE INDEX tmp_fp ON tmp USING simhash (fp);
+INSERT INTO tmp SELECT fp_of(i) FROM generate_series(1, 2000) i;
+SELECT count(*) FROM tmp WHERE fp <@ simhash_ball(fp_of(77), 0);
+SELECT simhash_index_check('tmp_fp', true);
+CREATE TABLE parted (id int, fp simhash64) PARTITION BY RANGE (id);
+CREATE TABLE parted_1 PARTITION OF parted FOR VALUES FROM (0) TO (1000);
+CREATE TABLE parted_2 PARTITION OF parted FOR VALUES FROM (1000) TO (2000);
+CREATE INDEX parted_fp ON parted USING simhash (fp);
+INSERT INTO parted SELECT i, fp_of(i) FROM generate_series(0, 1999) i;
+EXPLAIN (COSTS OFF) SELECT id FROM parted WHERE fp <@ simhash_ball(fp_of(1500), 2);
+SELECT id FROM parted WHERE fp <@ simhash_ball(fp_of(1500), 2);
+RESET enable_seqscan;
+
+-- progress of CREATE INDEX is reported with the access method's phase names
+SELECT amname, (SELECT array_agg(p) FROM unnest(ARRAY[1, 2, 3, 4]) p) IS NOT NULL AS phases
+FROM pg_am WHERE amname = 'simhash';
+
+DROP TABLE docs, tiny, expected, ul, tmp, parted;
+DROP FUNCTION fp_of(int8), fp_flip(simhash64, int8);

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # bench/common.sh -- shell helpers shared by the benchmarks (source it).
 #
 # bench_database: choose the database from the usual PG* variables.  When

@@ -39,7 +39,8 @@ for v in "$@"; do
 
 	echo "== extracting Documentation/ of linux-source-$v" >&2
 	rm -rf "$tree" "$data/deb-$v"
-	deb=$(ls "$data"/debs/linux-source-"${v}"_*.deb | tail -n 1)
+	debs=("$data"/debs/linux-source-"${v}"_*.deb)
+	deb=${debs[${#debs[@]}-1]}		# the last one if there are several
 	dpkg -x "$deb" "$data/deb-$v"
 	tar -xJf "$data/deb-$v/usr/src/linux-source-$v.tar.xz" -C "$data" \
 		--wildcards "linux-source-$v/Documentation/*"

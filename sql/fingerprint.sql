@@ -40,22 +40,33 @@ SELECT simhash(t) = (SELECT simhash(array_agg(feature ORDER BY ordinality),
 FROM (VALUES ('Hello, world!'), ('a a a a a a a a a a a a b'), ('中文文本，没有空格。'),
              (repeat('lorem ipsum dolor sit amet ', 50) || 'consectetur')) v(t);
 
--- weights are term frequencies capped at 8
+-- weights are term frequencies capped at max(8, W/16), W = sum of min(occurrences, 8)
 SELECT feature, occurrences, weight
 FROM simhash_features(repeat('spam ', 20) || repeat('eggs ', 3) || 'ham');
+SELECT count(*) AS features, max(occurrences), max(weight)
+FROM simhash_features(repeat('spam ', 100) || (SELECT string_agg('w' || i, ' ') FROM generate_series(1, 320) i));
 
--- junk cannot decide the fingerprint: appended punctuation changes nothing,
--- an endlessly repeated word moves a long text only a little
-CREATE TABLE lorem AS SELECT string_agg(md5(i::text), ' ') AS body FROM generate_series(1, 400) i;
-SELECT simhash(body || repeat(' =====', 10000)) = simhash(body) AS punctuation_ignored,
-       simhash(body || repeat(' spam', 100000)) <-> simhash(body) AS spam_distance,
-       simhash(repeat(' spam', 100000)) <-> simhash(body) AS spam_alone_distance
-FROM lorem;
+-- junk cannot decide the fingerprint: appended punctuation changes nothing;
+-- an endlessly repeated word weighs at most max(8, W/16), so real text stays
+-- nearer its original than the junk, and two different junked texts do not
+-- become near-duplicates (the licenses ship with every Debian system)
+CREATE TABLE lorem AS
+SELECT n, pg_read_file('/usr/share/common-licenses/' || f) AS body
+FROM (VALUES (1, 'GPL-3'), (2, 'Apache-2.0')) v(n, f);
+SELECT n, simhash(body || repeat(' =====', 10000)) = simhash(body) AS punctuation_ignored,
+       (simhash(body || repeat(' spam', 100000)) <-> simhash(body)) <
+       (simhash(body || repeat(' spam', 100000)) <-> simhash(repeat(' spam', 100000))) AS nearer_original
+FROM lorem ORDER BY n;
+SELECT (simhash(a.body || repeat(' spam', 100000)) <-> simhash(b.body || repeat(' spam', 100000))) > 3
+       AS junked_texts_stay_apart
+FROM lorem a, lorem b WHERE a.n = 1 AND b.n = 2;
+SELECT max(weight) = greatest(8, sum(least(occurrences, 8)) / 16) AS spam_weighs_the_cap
+FROM simhash_features((SELECT body FROM lorem WHERE n = 1) || repeat(' spam', 100000));
 
 -- near-duplicates are close, unrelated texts are far
 SELECT simhash(body) <-> simhash(replace(body, 'a', 'b')) > 10 AS heavy_edit_far,
        simhash(body) <-> simhash(body || ' one more word') <= 3 AS small_edit_close
-FROM lorem;
+FROM lorem WHERE n = 1;
 
 -- simhash(text[]): each element weighs 1, repeats add up
 SELECT simhash(ARRAY['a', 'b', 'c']) = simhash(ARRAY['c', 'b', 'a']) AS order_free,

@@ -71,25 +71,131 @@ SimhashCountersFinish(const SimhashCounters *c)
 }
 
 /*
+ * Integer counters for the integer weights of simhash(text), kept as
+ * "acc[i] = weight of the features whose bit i is set" plus the total, so
+ * that counter i = 2 acc[i] - total.  Features are added 16 bits per lane:
+ * each byte of the hash selects, through a table, which of 8 lanes of two
+ * 64-bit words receive the weight; the lanes are flushed into acc[] before
+ * they could overflow.  That is 16 multiply-adds per feature instead of 64
+ * conditional adds.
+ */
+typedef struct SimhashIntCounters
+{
+	uint64		lanes[8][2];	/* byte b of the hash: bits 0-3 and 4-7 */
+	uint32		pending;		/* weight added to the lanes since the flush */
+	uint64		acc[SIMHASH_BITS];
+	uint64		total;
+} SimhashIntCounters;
+
+static uint64 simhash_spread[256][2];
+static bool simhash_spread_ready = false;
+
+/* Build the byte -> 16-bit lanes table. */
+static void
+SimhashInitSpread(void)
+{
+	for (int b = 0; b < 256; b++)
+	{
+		uint64		lo = 0,
+					hi = 0;
+
+		for (int j = 0; j < 4; j++)
+		{
+			if ((b >> j) & 1)
+				lo |= UINT64CONST(1) << (16 * j);
+			if ((b >> (j + 4)) & 1)
+				hi |= UINT64CONST(1) << (16 * j);
+		}
+		simhash_spread[b][0] = lo;
+		simhash_spread[b][1] = hi;
+	}
+	simhash_spread_ready = true;
+}
+
+/* Move the lane sums into the 64-bit counters. */
+static void
+SimhashIntFlush(SimhashIntCounters *c)
+{
+	for (int b = 0; b < 8; b++)
+	{
+		for (int j = 0; j < 4; j++)
+		{
+			c->acc[8 * b + j] += (c->lanes[b][0] >> (16 * j)) & 0xFFFF;
+			c->acc[8 * b + 4 + j] += (c->lanes[b][1] >> (16 * j)) & 0xFFFF;
+		}
+		c->lanes[b][0] = c->lanes[b][1] = 0;
+	}
+	c->pending = 0;
+}
+
+/* Add a feature of integer weight w. */
+static inline void
+SimhashIntAdd(SimhashIntCounters *c, uint64 hash, uint64 w)
+{
+	if (w > 0xFFFF)
+	{
+		/* too heavy for a lane: add it bit by bit */
+		for (int i = 0; i < SIMHASH_BITS; i++)
+			c->acc[i] += ((hash >> i) & 1) * w;
+		c->total += w;
+		return;
+	}
+	if (c->pending + w > 0xFFFF)
+		SimhashIntFlush(c);
+	for (int b = 0; b < 8; b++)
+	{
+		uint8		byte = (uint8) (hash >> (8 * b));
+
+		c->lanes[b][0] += simhash_spread[byte][0] * w;
+		c->lanes[b][1] += simhash_spread[byte][1] * w;
+	}
+	c->pending += (uint32) w;
+	c->total += w;
+}
+
+/*
+ * The weight cap of an extracted feature set: max(8, W / 16), W being the
+ * sum of min(occurrences, 8) over its features.
+ */
+uint64
+SimhashFeatureSetCap(const SimhashFeatureSet *fs)
+{
+	uint64		w8 = 0;
+
+	for (uint32 slot = 0; slot <= fs->mask; slot++)
+		w8 += Min(fs->slots[slot].count, SIMHASH_CAP_MIN);
+	return SimhashWeightCap(w8);
+}
+
+/*
  * Fingerprint of an extracted feature set: each distinct feature weighs
- * min(occurrences, SIMHASH_TF_CAP).  Weights are small integers, so the
- * sums are exact and the slot order does not matter.
+ * min(occurrences, cap).  The sums are exact integers, so the order of the
+ * slots does not matter.
  */
 uint64
 SimhashFeatureSetFingerprint(const SimhashFeatureSet *fs)
 {
-	SimhashCounters c;
+	uint64		cap = SimhashFeatureSetCap(fs);
+	SimhashIntCounters c;
+	uint64		fp = 0;
 
-	SimhashCountersInit(&c);
+	if (!simhash_spread_ready)
+		SimhashInitSpread();
+	memset(&c, 0, sizeof(c));
 	for (uint32 slot = 0; slot <= fs->mask; slot++)
 	{
-		uint32		n = fs->counts[slot];
+		uint32		n = fs->slots[slot].count;
 
 		if (n != 0)
-			SimhashCountersAdd(&c, fs->hashes[slot],
-							   (double) Min(n, SIMHASH_TF_CAP));
+			SimhashIntAdd(&c, fs->slots[slot].hash, Min((uint64) n, cap));
 	}
-	return SimhashCountersFinish(&c);
+	SimhashIntFlush(&c);
+
+	/* counter i = 2 acc[i] - total; bit i is set iff it is positive */
+	for (int i = 0; i < SIMHASH_BITS; i++)
+		if (2 * c.acc[i] > c.total)
+			fp |= UINT64CONST(1) << i;
+	return fp;
 }
 
 /* Hash a string in the server encoding as UTF-8. */
@@ -229,7 +335,8 @@ simhash_weighted_features(PG_FUNCTION_ARGS)
  * simhash(tsvector) -> simhash64
  *		Lexemes are features.  A lexeme weighs the sum over its positions of
  *		1, 2, 4 or 10 for position class D, C, B or A (1 if the tsvector has
- *		no positions), capped at SIMHASH_TF_CAP like term frequencies.
+ *		no positions), capped like term frequencies at max(8, W / 16) with W
+ *		the sum of min(weight, 8).
  */
 Datum
 simhash_tsvector(PG_FUNCTION_ARGS)
@@ -239,32 +346,38 @@ simhash_tsvector(PG_FUNCTION_ARGS)
 	char	   *strings = STRPTR(tsv);
 	SimhashCounters c;
 
-	SimhashCountersInit(&c);
+	double	   *weights = palloc(sizeof(double) * Max(tsv->size, 1));
+	uint64		w8 = 0;
+	double		cap;
+
 	for (int i = 0; i < tsv->size; i++)
 	{
 		WordEntry  *we = &entries[i];
-		double		w = 0;
 		int			npos = POSDATALEN(tsv, we);
 
+		weights[i] = 0;
 		if (npos == 0)
-			w = 1.0;
-		else
-		{
-			WordEntryPos *pos = POSDATAPTR(tsv, we);
-
-			for (int k = 0; k < npos; k++)
-				w += simhash_tsweights[WEP_GETWEIGHT(pos[k])];
-		}
-		SimhashCountersAdd(&c, SimhashHashServerString(strings + we->pos, we->len),
-						   Min(w, (double) SIMHASH_TF_CAP));
+			weights[i] = 1.0;
+		for (int k = 0; k < npos; k++)
+			weights[i] += simhash_tsweights[WEP_GETWEIGHT(POSDATAPTR(tsv, we)[k])];
+		w8 += (uint64) Min(weights[i], (double) SIMHASH_CAP_MIN);
 	}
+	cap = (double) SimhashWeightCap(w8);
+
+	SimhashCountersInit(&c);
+	for (int i = 0; i < tsv->size; i++)
+		SimhashCountersAdd(&c, SimhashHashServerString(strings + entries[i].pos,
+													   entries[i].len),
+						   Min(weights[i], cap));
+	pfree(weights);
 	PG_FREE_IF_COPY(tsv, 0);
 	PG_RETURN_SIMHASH64(SimhashCountersFinish(&c));
 }
 
 /*
  * simhash_features(text) -> setof (feature text, occurrences int4, weight float8)
- *		The features simhash(text) uses, in order of first appearance.
+ *		The features simhash(text) uses, in order of first appearance, with
+ *		the weights it gives them.
  */
 Datum
 simhash_features(PG_FUNCTION_ARGS)
@@ -273,13 +386,16 @@ simhash_features(PG_FUNCTION_ARGS)
 	text	   *t = PG_GETARG_TEXT_PP(0);
 	SimhashFeatureSet *fs;
 
+	uint64		cap;
+
 	InitMaterializedSRF(fcinfo, 0);
 	fs = SimhashExtractFeatures(t, true);
+	cap = SimhashFeatureSetCap(fs);
 
 	for (uint32 k = 0; k < fs->nfeatures; k++)
 	{
 		uint32		slot = fs->order[k];
-		uint32		n = fs->counts[slot];
+		uint32		n = fs->slots[slot].count;
 		char	   *utf8;
 		char	   *server;
 		Datum		values[3];
@@ -293,7 +409,7 @@ simhash_features(PG_FUNCTION_ARGS)
 		else
 			values[0] = PointerGetDatum(cstring_to_text(server));
 		values[1] = Int32GetDatum((int32) Min(n, (uint32) PG_INT32_MAX));
-		values[2] = Float8GetDatum((double) Min(n, SIMHASH_TF_CAP));
+		values[2] = Float8GetDatum((double) Min((uint64) n, cap));
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	SimhashFreeFeatureSet(fs);

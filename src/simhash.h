@@ -31,11 +31,22 @@
 #define SIMHASH_BLOCK_BITS		16
 
 /*
- * Term-frequency cap of simhash(text): a feature's weight is
- * min(occurrences, SIMHASH_TF_CAP), so that one endlessly repeated token
- * cannot decide the fingerprint on its own.  Chosen by bench/quality.
+ * Weights of simhash(text): a feature weighs its number of occurrences,
+ * capped at max(SIMHASH_CAP_MIN, W / SIMHASH_CAP_SHARE) where W is the sum
+ * over all features of min(occurrences, SIMHASH_CAP_MIN).  So no feature
+ * weighs more than a sixteenth of the document (or 8), and one endlessly
+ * repeated token cannot decide the fingerprint.  Chosen by bench/quality.
  */
-#define SIMHASH_TF_CAP			8
+#define SIMHASH_CAP_MIN			8
+#define SIMHASH_CAP_SHARE		16
+
+/* The weight cap of a document whose occurrences capped at 8 sum to w8. */
+static inline uint64
+SimhashWeightCap(uint64 w8)
+{
+	return w8 / SIMHASH_CAP_SHARE > SIMHASH_CAP_MIN ?
+		w8 / SIMHASH_CAP_SHARE : SIMHASH_CAP_MIN;
+}
 
 /* Hamming distance between two fingerprints */
 static inline int
@@ -53,12 +64,11 @@ SimhashBlock(uint64 fp, int block)
 
 /*
  * Feature accumulation (fingerprint.c): 64 signed counters that features
- * push up or down according to their hash bits.
+ * push up or down according to their hash bits (floating-point weights).
  */
 typedef struct SimhashCounters
 {
-	double		acc[SIMHASH_BITS];	/* weighted sum of features with bit set */
-	double		total;			/* weighted sum of all features */
+	double		acc[SIMHASH_BITS];	/* counter i: sum of +w or -w */
 } SimhashCounters;
 
 extern void SimhashCountersInit(SimhashCounters *c);
@@ -71,10 +81,15 @@ extern uint64 SimhashHashFeature(const char *utf8, size_t len);
  * occurrence count, optionally remembering each feature's text and the
  * order in which features first appeared.
  */
+typedef struct SimhashFeatureSlot
+{
+	uint64		hash;			/* feature hash */
+	uint32		count;			/* occurrences; 0 = empty slot */
+} SimhashFeatureSlot;
+
 typedef struct SimhashFeatureSet
 {
-	uint64	   *hashes;			/* slot -> feature hash */
-	uint32	   *counts;			/* slot -> occurrences; 0 = empty slot */
+	SimhashFeatureSlot *slots;	/* open addressing, linear probing */
 	uint32		mask;			/* number of slots - 1 (a power of 2 minus 1) */
 	uint32		nfeatures;		/* number of occupied slots */
 	bool		keep_text;		/* remember feature text and order? */
@@ -88,6 +103,7 @@ typedef struct SimhashFeatureSet
 
 extern SimhashFeatureSet *SimhashExtractFeatures(text *t, bool keep_text);
 extern uint64 SimhashFeatureSetFingerprint(const SimhashFeatureSet *fs);
+extern uint64 SimhashFeatureSetCap(const SimhashFeatureSet *fs);
 extern void SimhashFreeFeatureSet(SimhashFeatureSet *fs);
 
 #endif							/* SIMHASH_H */

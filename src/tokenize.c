@@ -207,8 +207,7 @@ SimhashCreateFeatureSet(bool keep_text)
 	SimhashFeatureSet *fs = palloc0(sizeof(SimhashFeatureSet));
 
 	fs->mask = SIMHASH_INITIAL_SLOTS - 1;
-	fs->hashes = palloc(sizeof(uint64) * SIMHASH_INITIAL_SLOTS);
-	fs->counts = palloc0(sizeof(uint32) * SIMHASH_INITIAL_SLOTS);
+	fs->slots = palloc0(sizeof(SimhashFeatureSlot) * SIMHASH_INITIAL_SLOTS);
 	fs->keep_text = keep_text;
 	if (keep_text)
 	{
@@ -225,8 +224,7 @@ SimhashCreateFeatureSet(bool keep_text)
 void
 SimhashFreeFeatureSet(SimhashFeatureSet *fs)
 {
-	pfree(fs->hashes);
-	pfree(fs->counts);
+	pfree(fs->slots);
 	if (fs->keep_text)
 	{
 		pfree(fs->order);
@@ -244,8 +242,7 @@ SimhashGrowFeatureSet(SimhashFeatureSet *fs)
 	uint32		oldslots = fs->mask + 1;
 	uint32		newslots = oldslots * 2;
 	uint32		newmask = newslots - 1;
-	uint64	   *hashes;
-	uint32	   *counts;
+	SimhashFeatureSlot *slots;
 	uint32	   *text_off = NULL;
 	uint32	   *text_len = NULL;
 
@@ -254,9 +251,9 @@ SimhashGrowFeatureSet(SimhashFeatureSet *fs)
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("text has too many distinct features for simhash")));
 
-	hashes = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(uint64) * newslots);
-	counts = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(uint32) * newslots);
-	memset(counts, 0, sizeof(uint32) * newslots);
+	slots = MemoryContextAllocHuge(CurrentMemoryContext,
+								   sizeof(SimhashFeatureSlot) * newslots);
+	memset(slots, 0, sizeof(SimhashFeatureSlot) * newslots);
 	if (fs->keep_text)
 	{
 		text_off = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(uint32) * newslots);
@@ -267,13 +264,12 @@ SimhashGrowFeatureSet(SimhashFeatureSet *fs)
 	{
 		uint32		slot;
 
-		if (fs->counts[i] == 0)
+		if (fs->slots[i].count == 0)
 			continue;
-		slot = (uint32) fs->hashes[i] & newmask;
-		while (counts[slot] != 0)
+		slot = (uint32) fs->slots[i].hash & newmask;
+		while (slots[slot].count != 0)
 			slot = (slot + 1) & newmask;
-		hashes[slot] = fs->hashes[i];
-		counts[slot] = fs->counts[i];
+		slots[slot] = fs->slots[i];
 		if (fs->keep_text)
 		{
 			text_off[slot] = fs->text_off[i];
@@ -286,10 +282,10 @@ SimhashGrowFeatureSet(SimhashFeatureSet *fs)
 		/* the insertion order refers to slots: rebuild it with new slots */
 		for (uint32 k = 0; k < fs->nfeatures; k++)
 		{
-			uint32		old = fs->order[k];
-			uint32		slot = (uint32) fs->hashes[old] & newmask;
+			uint64		h = fs->slots[fs->order[k]].hash;
+			uint32		slot = (uint32) h & newmask;
 
-			while (hashes[slot] != fs->hashes[old])
+			while (slots[slot].hash != h)
 				slot = (slot + 1) & newmask;
 			fs->order[k] = slot;
 		}
@@ -299,33 +295,17 @@ SimhashGrowFeatureSet(SimhashFeatureSet *fs)
 		fs->text_off = text_off;
 		fs->text_len = text_len;
 	}
-	pfree(fs->hashes);
-	pfree(fs->counts);
-	fs->hashes = hashes;
-	fs->counts = counts;
+	pfree(fs->slots);
+	fs->slots = slots;
 	fs->mask = newmask;
 }
 
-/* Count one occurrence of the feature whose UTF-8 text is s[0..len). */
-static void
-SimhashAddFeature(SimhashFeatureSet *fs, const char *s, size_t len)
+/* Record the first occurrence of a feature in an empty slot. */
+static pg_noinline void
+SimhashNewFeature(SimhashFeatureSet *fs, uint32 slot, uint64 h, const char *s, size_t len)
 {
-	uint64		h = SimhashHashFeature(s, len);
-	uint32		slot = (uint32) h & fs->mask;
-
-	while (fs->counts[slot] != 0)
-	{
-		if (fs->hashes[slot] == h)
-		{
-			if (fs->counts[slot] < PG_UINT32_MAX)
-				fs->counts[slot]++;
-			return;
-		}
-		slot = (slot + 1) & fs->mask;
-	}
-
-	fs->hashes[slot] = h;
-	fs->counts[slot] = 1;
+	fs->slots[slot].hash = h;
+	fs->slots[slot].count = 1;
 	if (fs->keep_text)
 	{
 		if (fs->text_used + len > fs->text_size)
@@ -345,6 +325,26 @@ SimhashAddFeature(SimhashFeatureSet *fs, const char *s, size_t len)
 	/* keep the load factor at or below one half */
 	if (fs->nfeatures * 2 > fs->mask + 1)
 		SimhashGrowFeatureSet(fs);
+}
+
+/* Count one occurrence of the feature whose UTF-8 text is s[0..len). */
+static inline void
+SimhashAddFeature(SimhashFeatureSet *fs, const char *s, size_t len)
+{
+	uint64		h = XXH3_64bits(s, len);
+	uint32		slot = (uint32) h & fs->mask;
+
+	while (fs->slots[slot].count != 0)
+	{
+		if (fs->slots[slot].hash == h)
+		{
+			if (fs->slots[slot].count < PG_UINT32_MAX)
+				fs->slots[slot].count++;
+			return;
+		}
+		slot = (slot + 1) & fs->mask;
+	}
+	SimhashNewFeature(fs, slot, h, s, len);
 }
 
 /* Make room for "extra" more bytes in the word buffer. */
@@ -508,9 +508,25 @@ SimhashFeed(SimhashTokenizer *tk, const unsigned char *s, size_t len, bool final
 		{
 			/* fast path: a run of ASCII letters and digits */
 			size_t		start = i;
+			unsigned char upper = 0;
 
 			while (i < len && s[i] < 0x80 && ascii_word[s[i]])
+			{
+				upper |= (unsigned char) (s[i] - 'A') < 26;
 				i++;
+			}
+
+			/*
+			 * A whole lower-case word between ASCII separators (the common
+			 * case) is hashed in place, without copying.
+			 */
+			if (!upper && i < len && s[i] < 0x80 && tk->wlen == 0)
+			{
+				if (tk->kana_run > 0)
+					SimhashEndKana(tk);
+				SimhashAddFeature(tk->fs, (const char *) s + start, i - start);
+				continue;
+			}
 			/* the last one may start a segment with what follows */
 			if (i == len ? !final : s[i] >= 0x80)
 				i--;
@@ -519,8 +535,9 @@ SimhashFeed(SimhashTokenizer *tk, const unsigned char *s, size_t len, bool final
 				if (tk->kana_run > 0)
 					SimhashEndKana(tk);
 				SimhashReserveWord(tk, i - start);
+				/* letters and digits only: setting bit 5 lower-cases */
 				for (size_t k = start; k < i; k++)
-					tk->word[tk->wlen++] = pg_ascii_tolower(s[k]);
+					tk->word[tk->wlen++] = (char) (s[k] | 0x20);
 			}
 			if (i == len - 1 && !final)
 				return i;
@@ -535,6 +552,9 @@ SimhashFeed(SimhashTokenizer *tk, const unsigned char *s, size_t len, bool final
 			if (tk->kana_run > 0)
 				SimhashEndKana(tk);
 			i++;
+			/* skip a run of separators */
+			while (i + 1 < len && s[i] < 0x80 && !ascii_word[s[i]] && s[i + 1] < 0x80)
+				i++;
 			continue;
 		}
 

@@ -19,7 +19,8 @@ import unicodedata
 import xxhash
 
 UNICODE_VERSION = "14.0.0"
-TF_CAP = 8             # a feature weighs min(occurrences, TF_CAP)
+CAP_MIN = 8            # a feature weighs min(occurrences, cap), where
+CAP_SHARE = 16         # cap = max(CAP_MIN, sum(min(occ, CAP_MIN)) // CAP_SHARE)
 MAX_SEGMENT = 32       # normalisation segments have at most 32 code points
 
 SEP, WORD, HAN, KANA = range(4)
@@ -116,7 +117,8 @@ def features(text):
         h = xxhash.xxh3_64_intdigest(t.encode("utf-8"))
         counts[h] = counts.get(h, 0) + 1
         first.setdefault(h, t)
-    return [(first[h], n, min(n, TF_CAP)) for h, n in counts.items()]
+    cap = max(CAP_MIN, sum(min(n, CAP_MIN) for n in counts.values()) // CAP_SHARE)
+    return [(first[h], n, min(n, cap)) for h, n in counts.items()]
 
 
 def fingerprint_of_weights(hashed_weights):

@@ -34,6 +34,7 @@ version=6.12
 python=/usr/bin/python3
 reps=${BENCH_REPS:-7}
 profile_seconds=${PROFILE_SECONDS:-8}
+# shellcheck source=SCRIPTDIR/../common.sh
 . "$here/../common.sh"
 
 mkdir -p "$work" "$results"

@@ -33,6 +33,7 @@ work=$data/quality
 results=$work/results
 versions=(6.1 6.12)			# old, new
 python=/usr/bin/python3
+# shellcheck source=SCRIPTDIR/../common.sh
 . "$here/../common.sh"
 
 mkdir -p "$work" "$results"

@@ -5,6 +5,7 @@ OBJS = \
 	src/ball.o \
 	src/distance.o \
 	src/fingerprint.o \
+	src/planner.o \
 	src/selectivity.o \
 	src/shbuild.o \
 	src/shcheck.o \
@@ -27,7 +28,7 @@ EXTENSION = simhash
 DATA = src/simhash--0.1.0.sql
 PGFILEDESC = "simhash - near-duplicate text detection"
 
-REGRESS = type distance fingerprint index
+REGRESS = type distance fingerprint index planner
 REGRESS_OPTS = --inputdir=. --load-extension=simhash
 
 # -Werror with the warnings PostgreSQL's own headers trigger turned off

@@ -16,6 +16,7 @@
 
 PG_FUNCTION_INFO_V1(simhash64_hamming);
 PG_FUNCTION_INFO_V1(simhash64_similarity);
+PG_FUNCTION_INFO_V1(simhash64_within);
 
 /*
  * hamming(simhash64, simhash64) -> int4, also the operator <->
@@ -39,4 +40,15 @@ simhash64_similarity(PG_FUNCTION_ARGS)
 									PG_GETARG_SIMHASH64(1));
 
 	PG_RETURN_FLOAT8(1.0 - (double) d / SIMHASH_BITS);
+}
+
+/*
+ * simhash_within(simhash64, simhash64, int4) -> bool
+ *		hamming(a, b) <= k; its support function makes it indexable.
+ */
+Datum
+simhash64_within(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_BOOL(SimhashDistance(PG_GETARG_SIMHASH64(0), PG_GETARG_SIMHASH64(1)) <=
+				   PG_GETARG_INT32(2));
 }

@@ -5,10 +5,17 @@
  *
  * Two independent uniform fingerprints are within k bits with probability
  * sum_{i<=k} C(64, i) / 2^64 (1.5e-15 for k = 3).  Real columns hold
- * duplicates and near-duplicates, so the statistics ANALYZE gathers are
- * consulted too: the most common values contribute their exact frequency
- * when they lie within the radius, and the histogram sample shows how dense
- * the neighbourhood is.  The estimate is the larger of the two views.
+ * duplicates and near-duplicates, whose density pg_statistic cannot show
+ * (a near-copy is a distinct value).  So when the column has a simhash
+ * index, the index itself is asked: a search around a constant centre
+ * counts its matches exactly, and for an unknown centre (a parameter, or
+ * the other side of a join) the neighbourhoods of the most common values
+ * and of histogram values are counted and averaged with their weights.
+ * Counting is skipped when the search would be costly (large radius); then,
+ * and without an index, the statistics give the estimate: the most common
+ * values contribute their exact frequency when they lie within the radius,
+ * the histogram sample shows how dense the neighbourhood is, and the
+ * binomial probability is the floor.
  *
  * Copyright (c) 2026, the simhash authors
  *
@@ -19,10 +26,13 @@
  */
 #include "postgres.h"
 
+#include "access/genam.h"
 #include "access/htup_details.h"
 #include "catalog/pg_statistic.h"
 #include "catalog/pg_type.h"
 #include "nodes/nodeFuncs.h"
+#include "optimizer/paths.h"
+#include "utils/rel.h"
 #include "utils/lsyscache.h"
 #include "utils/selfuncs.h"
 
@@ -31,6 +41,13 @@
 
 /* radius assumed when the plan does not know it yet */
 #define SIMHASH_DEFAULT_RADIUS	3
+
+/* most work one counting search may do, in shprobe.c's cost units */
+#define SIMHASH_COUNT_BUDGET	30000.0
+
+/* sampled centres for an unknown-centre estimate */
+#define SIMHASH_SAMPLE_MCVS		12
+#define SIMHASH_SAMPLE_HIST		24
 
 PG_FUNCTION_INFO_V1(simhash_ball_restrict_sel);
 PG_FUNCTION_INFO_V1(simhash_ball_join_sel);
@@ -144,6 +161,92 @@ SimhashSelectivityPairs(const SimhashColumnStats *a, const SimhashColumnStats *b
 	return Min(mcvpairs + Max(nonnull - mcvpairs, 0) * p, nonnull);
 }
 
+/* A simhash index on the variable's column, if the planner knows one. */
+IndexOptInfo *
+SimhashFindIndex(VariableStatData *vardata)
+{
+	ListCell   *lc;
+
+	if (vardata->rel == NULL || vardata->var == NULL)
+		return NULL;
+	foreach(lc, vardata->rel->indexlist)
+	{
+		IndexOptInfo *index = lfirst_node(IndexOptInfo, lc);
+
+		if (index->amcostestimate == shcostestimate &&
+			match_index_to_operand(vardata->var, 0, index))
+			return index;
+	}
+	return NULL;
+}
+
+/*
+ * Fraction of the indexed rows within "radius" of "center", counted in the
+ * index; -1 when the search would cost too much.  The planner already
+ * holds a lock on the index.
+ */
+double
+SimhashIndexFraction(IndexOptInfo *index, uint64 center, int radius)
+{
+	SimhashProbePlan plan;
+	double		rows = Max(index->tuples, 1);
+	Relation	rel;
+	int64		count;
+
+	if (radius < 0)
+		return 0;
+	SimhashPlanProbes(radius, rows, &plan);
+	if (radius >= SIMHASH_BITS || plan.cost > SIMHASH_COUNT_BUDGET)
+		return -1;
+	rel = index_open(index->indexoid, NoLock);
+	count = SimhashCountWithin(rel, center, radius, (int64) rows + 1);
+	index_close(rel, NoLock);
+	return Min((double) count / rows, 1.0);
+}
+
+/*
+ * Probability that an indexed row is within "radius" of a centre drawn
+ * from the distribution "centres" describes, averaging the counted
+ * neighbourhoods of its most common values and histogram values; -1 if
+ * there is nothing to sample or counting is too costly.
+ */
+double
+SimhashIndexPairFraction(IndexOptInfo *index, const SimhashColumnStats *centres, int radius)
+{
+	double		nonnull = 1.0 - centres->nullfrac;
+	double		sum = 0,
+				mcvweight = 0,
+				histsum = 0;
+	int			nmcv = Min(centres->nmcv, SIMHASH_SAMPLE_MCVS);
+	int			nhist = 0;
+
+	if (!centres->have || (centres->nmcv == 0 && centres->nhist == 0))
+		return -1;
+	for (int i = 0; i < nmcv; i++)
+	{
+		double		f = SimhashIndexFraction(index, centres->mcv[i], radius);
+
+		if (f < 0)
+			return -1;
+		sum += centres->mcvfreq[i] * f;
+		mcvweight += centres->mcvfreq[i];
+	}
+	for (int i = 0; i < centres->nhist; i += Max(1, centres->nhist / SIMHASH_SAMPLE_HIST))
+	{
+		double		f = SimhashIndexFraction(index, centres->hist[i], radius);
+
+		if (f < 0)
+			return -1;
+		histsum += f;
+		nhist++;
+	}
+	if (nhist > 0)
+		sum += Max(nonnull - mcvweight, 0) * histsum / nhist;
+	else if (mcvweight > 0)
+		sum = sum * nonnull / mcvweight;
+	return Min(sum, 1.0);
+}
+
 /* Radius of a simhash_ball(x, k) expression or constant; -1000 if unknown. */
 int
 SimhashBallExprRadius(Node *node, uint64 *center, bool *center_known)
@@ -189,6 +292,7 @@ simhash_ball_restrict_sel(PG_FUNCTION_ARGS)
 	bool		center_known;
 	int			radius;
 	double		sel;
+	IndexOptInfo *index;
 
 	if (!get_restriction_variable(root, args, varRelid, &vardata, &other, &varonleft))
 		PG_RETURN_FLOAT8(SimhashBinomialWithin(SIMHASH_DEFAULT_RADIUS));
@@ -197,9 +301,15 @@ simhash_ball_restrict_sel(PG_FUNCTION_ARGS)
 	if (radius == SIMHASH_UNKNOWN_RADIUS)
 		radius = SIMHASH_DEFAULT_RADIUS;
 	SimhashGetColumnStats(&vardata, &st);
-	if (center_known)
+	index = SimhashFindIndex(&vardata);
+	sel = -1;
+	if (index && center_known)
+		sel = SimhashIndexFraction(index, center, radius);
+	else if (index)
+		sel = SimhashIndexPairFraction(index, &st, radius);
+	if (sel < 0 && center_known)
 		sel = SimhashSelectivityWithin(&st, center, radius);
-	else
+	else if (sel < 0)
 		sel = SimhashSelectivityPairs(&st, &st, true, radius);
 	ReleaseVariableStats(vardata);
 	CLAMP_PROBABILITY(sel);
@@ -226,6 +336,7 @@ simhash_ball_join_sel(PG_FUNCTION_ARGS)
 	bool		center_known;
 	int			radius;
 	double		sel;
+	IndexOptInfo *index;
 
 	/* which side is the ball? */
 	if (exprType(left) == exprType(right))
@@ -250,11 +361,17 @@ simhash_ball_join_sel(PG_FUNCTION_ARGS)
 	examine_variable(root, linitial(((FuncExpr *) ballside)->args), 0, &vb);
 	SimhashGetColumnStats(&va, &sa);
 	SimhashGetColumnStats(&vb, &sb);
+	sel = -1;
+	if ((index = SimhashFindIndex(&va)) != NULL)
+		sel = SimhashIndexPairFraction(index, &sb, radius);
+	else if ((index = SimhashFindIndex(&vb)) != NULL)
+		sel = SimhashIndexPairFraction(index, &sa, radius);
 	/* the same pg_statistic row on both sides: a self-join */
-	sel = SimhashSelectivityPairs(&sa, &sb,
-								  HeapTupleIsValid(va.statsTuple) &&
-								  va.statsTuple == vb.statsTuple,
-								  radius);
+	if (sel < 0)
+		sel = SimhashSelectivityPairs(&sa, &sb,
+									  HeapTupleIsValid(va.statsTuple) &&
+									  va.statsTuple == vb.statsTuple,
+									  radius);
 	ReleaseVariableStats(va);
 	ReleaseVariableStats(vb);
 	CLAMP_PROBABILITY(sel);

@@ -125,13 +125,20 @@ shcostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 				pages,
 				matches;
 	bool		fullscan;
-	List	   *quals = get_quals_from_indexclauses(path->indexclauses);
+	List	   *quals = NIL;
+	ListCell   *lc;
 	Cost		io,
 				cpu;
 
 	get_tablespace_page_costs(index->reltablespace, &spc_random_page_cost,
 							  &spc_seq_page_cost);
 
+	/*
+	 * Estimate the bare clauses: clauses derived by the planner hook carry a
+	 * cached selectivity of 1 (their original clause holds the estimate).
+	 */
+	foreach(lc, get_quals_from_indexclauses(path->indexclauses))
+		quals = lappend(quals, lfirst_node(RestrictInfo, lc)->clause);
 	*indexSelectivity = clauselist_selectivity(root, quals, index->rel->relid,
 											   JOIN_INNER, NULL);
 	matches = *indexSelectivity * index->rel->tuples;

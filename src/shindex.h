@@ -346,6 +346,7 @@ extern void shrescan(IndexScanDesc scan, ScanKey scankey, int nscankeys,
 extern bool shgettuple(IndexScanDesc scan, ScanDirection dir);
 extern int64 shgetbitmap(IndexScanDesc scan, TIDBitmap *tbm);
 extern void shendscan(IndexScanDesc scan);
+extern int64 SimhashCountWithin(Relation index, uint64 center, int radius, int64 limit);
 
 /* shvacuum.c */
 extern IndexBulkDeleteResult *shbulkdelete(IndexVacuumInfo *info,

@@ -43,6 +43,7 @@
  */
 #include "postgres.h"
 
+#include "access/genam.h"
 #include "access/relscan.h"
 #include "miscadmin.h"
 #include "nodes/tidbitmap.h"
@@ -99,6 +100,7 @@ typedef struct SimhashScanOpaqueData
 	BlockNumber roots[SIMHASH_NTREES];
 	uint16		levels[SIMHASH_NTREES];
 	bool		started;
+	bool		count_stats;	/* count in pg_stat_*_indexes (not for estimates) */
 
 	/* leaf reused between probes (pinned, not locked) */
 	Buffer		curbuf;
@@ -606,6 +608,7 @@ shbeginscan(Relation r, int nkeys, int norderbys)
 	so->ctx = AllocSetContextCreate(CurrentMemoryContext, "simhash scan",
 									ALLOCSET_DEFAULT_SIZES);
 	so->curbuf = InvalidBuffer;
+	so->count_stats = true;
 	so->maxbatch = 256;
 	so->batch = palloc(sizeof(SimhashEntry) * so->maxbatch);
 	scan->opaque = so;
@@ -751,7 +754,8 @@ SimhashStartScan(IndexScanDesc scan)
 	if (so->mode == SIMHASH_SCAN_RANGE || so->mode == SIMHASH_SCAN_SORTED)
 		SimhashRangeBegin(scan);
 	so->started = true;
-	pgstat_count_index_scan(scan->indexRelation);
+	if (so->count_stats)
+		pgstat_count_index_scan(scan->indexRelation);
 	MemoryContextSwitchTo(old);
 }
 
@@ -841,4 +845,32 @@ shendscan(IndexScanDesc scan)
 	MemoryContextDelete(so->ctx);
 	pfree(so->batch);
 	pfree(so);
+}
+
+/*
+ * Count the entries within "radius" of "center", stopping at "limit"; for
+ * the planner's estimates (not counted as an index scan in the statistics).
+ */
+int64
+SimhashCountWithin(Relation index, uint64 center, int radius, int64 limit)
+{
+	IndexScanDesc scan = shbeginscan(index, 1, 0);
+	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
+	SimhashBall ball;
+	ScanKeyData key;
+	int64		count = 0;
+
+	memset(&ball, 0, sizeof(ball));
+	ball.center = center;
+	ball.radius = radius;
+	ScanKeyEntryInitialize(&key, 0, 1, SIMHASH_WITHIN_STRATEGY, InvalidOid,
+						   InvalidOid, InvalidOid, PointerGetDatum(&ball));
+	so->count_stats = false;
+	shrescan(scan, &key, 1, NULL, 0);
+	SimhashStartScan(scan);
+	while (count < limit && SimhashRangeNext(scan))
+		count += so->hits.n;
+	shendscan(scan);
+	IndexScanEnd(scan);
+	return count;
 }

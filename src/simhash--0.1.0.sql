@@ -165,9 +165,18 @@ COMMENT ON OPERATOR FAMILY simhash64_hash_ops USING hash IS
 -- Distance
 ------------------------------------------------------------------------------
 
+-- The support function changes nothing; calling it during constant folding
+-- loads the library, and with it the planner hook that makes
+-- "fp <-> q <= k" indexable, before the first query of a session is planned.
+CREATE FUNCTION simhash_distance_support(internal) RETURNS internal
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash_distance_support(internal) IS
+	'planner support for hamming() (loads the planner hook early)';
+
 CREATE FUNCTION hamming(simhash64, simhash64) RETURNS int4
 	AS 'MODULE_PATHNAME', 'simhash64_hamming'
-	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF
+	SUPPORT simhash_distance_support;
 COMMENT ON FUNCTION hamming(simhash64, simhash64) IS
 	'Hamming distance: number of differing bits, 0 to 64';
 
@@ -319,6 +328,24 @@ COMMENT ON OPERATOR CLASS simhash64_ops USING simhash IS
 	'radius search (<@), nearest neighbours (ORDER BY <->) and equality';
 COMMENT ON OPERATOR FAMILY simhash64_ops USING simhash IS
 	'radius search (<@), nearest neighbours (ORDER BY <->) and equality';
+
+------------------------------------------------------------------------------
+-- simhash_within(fp, q, k): "fp <-> q <= k" that any session can index
+------------------------------------------------------------------------------
+
+CREATE FUNCTION simhash_within_support(internal) RETURNS internal
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash_within_support(internal) IS
+	'planner support for simhash_within(): the index condition and the selectivity';
+
+-- A SQL body would be inlined before the planner could ask the support
+-- function for an index condition, so it is a C function.
+CREATE FUNCTION simhash_within(simhash64, simhash64, int4) RETURNS boolean
+	AS 'MODULE_PATHNAME', 'simhash64_within'
+	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF
+	SUPPORT simhash_within_support;
+COMMENT ON FUNCTION simhash_within(simhash64, simhash64, int4) IS
+	'are the fingerprints within the given Hamming distance? (uses a simhash index on either argument)';
 
 ------------------------------------------------------------------------------
 -- Verification and inspection of simhash indexes

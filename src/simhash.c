@@ -16,6 +16,7 @@
 #include "utils/guc.h"
 
 #include "shindex.h"
+#include "simhash_planner.h"
 
 PG_MODULE_MAGIC;
 
@@ -23,12 +24,13 @@ void		_PG_init(void);
 
 /*
  * Load-time initialization: index options, the hooks that batch index
- * insertions, and the reserved GUC prefix.
+ * insertions, the planner hook, and the reserved GUC prefix.
  */
 void
 _PG_init(void)
 {
 	SimhashRegisterOptions();
 	SimhashInstallInsertHooks();
+	SimhashInstallPlannerHook();
 	MarkGUCPrefixReserved("simhash");
 }

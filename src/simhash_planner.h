@@ -40,5 +40,12 @@ extern double SimhashSelectivityPairs(const SimhashColumnStats *a,
 									  const SimhashColumnStats *b,
 									  bool same, int radius);
 extern int	SimhashBallExprRadius(Node *node, uint64 *center, bool *center_known);
+extern IndexOptInfo *SimhashFindIndex(VariableStatData *vardata);
+extern double SimhashIndexFraction(IndexOptInfo *index, uint64 center, int radius);
+extern double SimhashIndexPairFraction(IndexOptInfo *index,
+									   const SimhashColumnStats *centres, int radius);
+
+/* planner.c */
+extern void SimhashInstallPlannerHook(void);
 
 #endif							/* SIMHASH_PLANNER_H */

@@ -1,0 +1,173 @@
+--
+-- "WHERE fp <-> q <= k" uses the simhash index (the planner hook)
+--
+CREATE FUNCTION fp_of(i int8) RETURNS simhash64 LANGUAGE sql IMMUTABLE AS
+$$ SELECT ((hashint8(i)::int8 << 32) | (hashint8(-i)::int8 & 4294967295))::simhash64 $$;
+-- clustered data: 300 centres with 30 near-copies each (up to 3 bits flipped), and noise
+CREATE TABLE docs (id int8 PRIMARY KEY, fp simhash64);
+INSERT INTO docs
+SELECT c * 100 + j,
+	   (fp_of(c)::int8 # (CASE WHEN j % 4 > 0 THEN 1::int8 << (j % 61) ELSE 0 END)
+					   # (CASE WHEN j % 4 > 1 THEN 1::int8 << ((j * 7) % 63) ELSE 0 END)
+					   # (CASE WHEN j % 4 > 2 THEN 1::int8 << ((j * 13) % 59) ELSE 0 END))::simhash64
+FROM generate_series(1, 300) c, generate_series(0, 29) j;
+INSERT INTO docs SELECT 1000000 + i, fp_of(1000000 + i) FROM generate_series(1, 3000) i;
+CREATE INDEX docs_fp ON docs USING simhash (fp);
+ANALYZE docs;
+-- query fingerprints
+CREATE TABLE probes AS SELECT c, fp_of(c) AS q FROM generate_series(1, 20) c;
+ANALYZE probes;
+
+-- every spelling of "within k" is an index condition
+EXPLAIN (COSTS OFF) SELECT id FROM docs WHERE fp <-> fp_of(5) <= 3;
+EXPLAIN (COSTS OFF) SELECT id FROM docs WHERE fp <-> fp_of(5) < 3;
+EXPLAIN (COSTS OFF) SELECT id FROM docs WHERE fp_of(5) <-> fp <= 3;
+EXPLAIN (COSTS OFF) SELECT id FROM docs WHERE 3 >= fp <-> fp_of(5);
+EXPLAIN (COSTS OFF) SELECT id FROM docs WHERE 4 > fp_of(5) <-> fp;
+EXPLAIN (COSTS OFF) SELECT id FROM docs WHERE hamming(fp, fp_of(5)) <= 3;
+EXPLAIN (COSTS OFF) SELECT id FROM docs WHERE fp <-> fp_of(5) <= 3::int2;
+EXPLAIN (COSTS OFF) SELECT id FROM docs WHERE fp <-> fp_of(5) <= 3::int8;
+EXPLAIN (COSTS OFF) SELECT id FROM docs WHERE fp <-> simhash('near-duplicate text') <= 3;
+EXPLAIN (COSTS OFF) SELECT id FROM docs WHERE fp <-> fp_of(5) <= length(current_setting('search_path'));
+-- not indexable: volatile, or the relation on both sides, or the wrong direction
+EXPLAIN (COSTS OFF) SELECT id FROM docs WHERE fp <-> fp_of(5) <= (random() * 3)::int;
+EXPLAIN (COSTS OFF) SELECT id FROM docs WHERE fp <-> fp <= 3;
+EXPLAIN (COSTS OFF) SELECT id FROM docs WHERE fp <-> fp_of(5) >= 60;
+
+-- the results are those of a sequential scan, for every form and radius
+CREATE TABLE expected AS
+SELECT p.c, k.k, array_agg(d.id ORDER BY d.id) FILTER (WHERE d.id IS NOT NULL) AS ids
+FROM probes p CROSS JOIN generate_series(-1, 9) k(k)
+LEFT JOIN docs d ON hamming(d.fp, p.q) <= k.k
+GROUP BY p.c, k.k;
+SET enable_seqscan = off;
+SELECT count(*) FILTER (WHERE ids IS DISTINCT FROM
+		(SELECT array_agg(id ORDER BY id) FROM docs WHERE fp <-> e.q <= e.k)) AS le,
+	   count(*) FILTER (WHERE ids IS DISTINCT FROM
+		(SELECT array_agg(id ORDER BY id) FROM docs WHERE fp <-> e.q < e.k + 1)) AS lt,
+	   count(*) FILTER (WHERE ids IS DISTINCT FROM
+		(SELECT array_agg(id ORDER BY id) FROM docs WHERE e.k >= e.q <-> fp)) AS ge,
+	   count(*) FILTER (WHERE ids IS DISTINCT FROM
+		(SELECT array_agg(id ORDER BY id) FROM docs WHERE simhash_within(fp, e.q, e.k))) AS within,
+	   count(*) AS cases
+FROM (SELECT e.*, p.q FROM expected e JOIN probes p USING (c)) e;
+RESET enable_seqscan;
+
+-- prepared statements with generic plans: q and k are parameters
+PREPARE near(simhash64, int) AS SELECT count(*) FROM docs WHERE fp <-> $1 <= $2;
+PREPARE near_text(text) AS SELECT count(*) FROM docs WHERE fp <-> simhash($1) <= 3;
+SET plan_cache_mode = force_generic_plan;
+EXPLAIN (COSTS OFF) EXECUTE near(fp_of(5), 3);
+EXPLAIN (COSTS OFF) EXECUTE near_text('some text');
+EXECUTE near(fp_of(5), 3);
+EXECUTE near(fp_of(5), -1);
+EXECUTE near(fp_of(5), 200);
+RESET plan_cache_mode;
+DEALLOCATE near; DEALLOCATE near_text;
+
+-- PL/pgSQL: the cached plan scans the index (counted by the statistics)
+CREATE FUNCTION count_near(q simhash64, k int) RETURNS bigint LANGUAGE plpgsql AS $$
+BEGIN
+	RETURN (SELECT count(*) FROM docs WHERE fp <-> q <= k);
+END $$;
+BEGIN;
+SELECT count_near(fp_of(5), 3), count_near(fp_of(6), 3);
+SELECT pg_stat_get_xact_numscans('docs_fp'::regclass) >= 2 AS index_scanned;
+COMMIT;
+
+-- views, security barrier views and row-level security keep the index
+CREATE VIEW docs_view AS SELECT id, fp FROM docs WHERE id > 0;
+CREATE VIEW docs_barrier WITH (security_barrier) AS SELECT id, fp FROM docs WHERE id % 2 = 0;
+EXPLAIN (COSTS OFF) SELECT id FROM docs_view WHERE fp <-> fp_of(5) <= 3;
+EXPLAIN (COSTS OFF) SELECT id FROM docs_barrier WHERE fp <-> fp_of(5) <= 3;
+SELECT count(*) FROM docs_barrier WHERE fp <-> fp_of(5) <= 3;
+CREATE ROLE simhash_reader;
+GRANT SELECT ON docs TO simhash_reader;
+ALTER TABLE docs ENABLE ROW LEVEL SECURITY;
+CREATE POLICY even_rows ON docs FOR SELECT TO simhash_reader USING (id % 2 = 0);
+SET ROLE simhash_reader;
+EXPLAIN (COSTS OFF) SELECT id FROM docs WHERE fp <-> fp_of(5) <= 3;
+SELECT count(*) FROM docs WHERE fp <-> fp_of(5) <= 3;
+RESET ROLE;
+ALTER TABLE docs DISABLE ROW LEVEL SECURITY;
+DROP POLICY even_rows ON docs;
+REVOKE SELECT ON docs FROM simhash_reader;
+DROP ROLE simhash_reader;
+
+-- partitioned tables: each partition's index
+CREATE TABLE parted (id int8, fp simhash64) PARTITION BY HASH (id);
+CREATE TABLE parted_0 PARTITION OF parted FOR VALUES WITH (MODULUS 2, REMAINDER 0);
+CREATE TABLE parted_1 PARTITION OF parted FOR VALUES WITH (MODULUS 2, REMAINDER 1);
+CREATE INDEX ON parted USING simhash (fp);
+INSERT INTO parted SELECT * FROM docs;
+ANALYZE parted;
+EXPLAIN (COSTS OFF) SELECT id FROM parted WHERE fp <-> fp_of(5) <= 3;
+SELECT count(*) = (SELECT count(*) FROM docs WHERE hamming(fp, fp_of(5)) <= 3) AS same
+FROM parted WHERE fp <-> fp_of(5) <= 3;
+
+-- nearest neighbours within a radius: one index scan
+EXPLAIN (COSTS OFF)
+SELECT id, fp <-> fp_of(5) AS d FROM docs WHERE fp <-> fp_of(5) <= 3 ORDER BY fp <-> fp_of(5) LIMIT 5;
+SELECT fp <-> fp_of(5) AS d FROM docs WHERE fp <-> fp_of(5) <= 3 ORDER BY fp <-> fp_of(5) LIMIT 5;
+
+-- joins: listing near-duplicate pairs, and LATERAL probes, use the index
+EXPLAIN (COSTS OFF)
+SELECT a.id, b.id FROM docs a JOIN docs b ON a.fp <-> b.fp <= 3 AND a.id < b.id;
+SELECT count(*) AS pairs FROM docs a JOIN docs b ON a.fp <-> b.fp <= 3 AND a.id < b.id;
+EXPLAIN (COSTS OFF)
+SELECT p.c, n.id FROM probes p, LATERAL (SELECT id FROM docs WHERE fp <-> p.q <= 2 ORDER BY fp <-> p.q LIMIT 3) n;
+SET enable_indexscan = off; SET enable_bitmapscan = off;
+SELECT count(*) AS pairs_without_index FROM docs a JOIN docs b ON a.fp <-> b.fp <= 3 AND a.id < b.id;
+RESET enable_indexscan; RESET enable_bitmapscan;
+
+-- row estimates come from the probability of lying within k, not 1/3
+CREATE FUNCTION plan_rows(query text) RETURNS TABLE (estimated float8, actual float8)
+LANGUAGE plpgsql AS $$
+DECLARE plan json;
+BEGIN
+	EXECUTE 'EXPLAIN (ANALYZE, FORMAT JSON, TIMING OFF, SUMMARY OFF) ' || query INTO plan;
+	estimated := (plan -> 0 -> 'Plan' ->> 'Plan Rows')::float8;
+	actual := (plan -> 0 -> 'Plan' ->> 'Actual Rows')::float8;
+	RETURN NEXT;
+END $$;
+-- (the index counts the neighbourhoods of sample fingerprints)
+SELECT estimated, actual FROM plan_rows($$SELECT id FROM docs WHERE fp <-> fp_of(5) <= 3$$);
+SELECT estimated, actual FROM plan_rows($$SELECT id FROM docs WHERE fp <-> fp_of(100000) <= 6$$);
+SELECT estimated BETWEEN actual / 2 AND actual * 2 AS within_2x, actual
+FROM plan_rows($$SELECT a.id, b.id FROM docs a JOIN docs b ON a.fp <-> b.fp <= 3$$);
+SELECT estimated BETWEEN actual / 3 AND actual * 3 AS within_3x, actual
+FROM plan_rows($$SELECT a.id, b.id FROM docs a JOIN docs b ON a.fp <-> b.fp <= 3 AND a.id < b.id$$);
+-- a table without a simhash index is planned as before (1/3 of the rows)
+CREATE TABLE plain AS SELECT * FROM docs;
+ANALYZE plain;
+SELECT round((estimated / (SELECT count(*) FROM plain))::numeric, 2) AS fraction
+FROM plan_rows($$SELECT id FROM plain WHERE fp <-> fp_of(5) <= 3$$);
+
+-- recognition survives ALTER EXTENSION SET SCHEMA
+CREATE SCHEMA elsewhere;
+ALTER EXTENSION simhash SET SCHEMA elsewhere;
+SET search_path = public, elsewhere;
+EXPLAIN (COSTS OFF) SELECT id FROM docs WHERE fp <-> fp_of(5) <= 3;
+ALTER EXTENSION simhash SET SCHEMA public;
+RESET search_path;
+DROP SCHEMA elsewhere;
+
+-- the very first query of a fresh session uses the index (nothing preloaded)
+\c
+SELECT count(*) FROM pg_settings WHERE name = 'shared_preload_libraries' AND setting LIKE '%simhash%';
+EXPLAIN (COSTS OFF) SELECT id FROM docs WHERE fp <-> '0123456789abcdef' <= 3;
+\c
+SELECT count(*) FROM docs WHERE fp <-> '0123456789abcdef' <= 3;
+SELECT pg_stat_get_xact_numscans('docs_fp'::regclass) AS index_scans_in_first_query;
+
+-- DROP EXTENSION in a live session leaves it working
+DROP TABLE docs, probes, expected, parted, plain CASCADE;
+DROP FUNCTION fp_of(int8), plan_rows(text), count_near(simhash64, int);
+CREATE TABLE survivor (id int PRIMARY KEY, n int);
+INSERT INTO survivor SELECT i, i FROM generate_series(1, 1000) i;
+ANALYZE survivor;
+DROP EXTENSION simhash;
+EXPLAIN (COSTS OFF) SELECT n FROM survivor WHERE id = 5;
+SELECT n FROM survivor WHERE id = 5;
+CREATE EXTENSION simhash;
+DROP TABLE survivor;

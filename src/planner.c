@@ -1,0 +1,603 @@
+/*-------------------------------------------------------------------------
+ *
+ * planner.c
+ *	  Make "WHERE fp <-> q <= k" use the simhash index.
+ *
+ * The planner only considers index scans for clauses whose top operator has
+ * the indexed column as a direct argument; "(fp <-> q) <= k" is int4le(...),
+ * so no operator class can make it indexable.  Instead, set_rel_pathlist_hook
+ * looks, for every relation that has a simhash index, for clauses
+ *
+ *		dist(col, q) <= k		dist(col, q) < k
+ *		k >= dist(col, q)		k > dist(col, q)
+ *
+ * where dist is the index's distance operator <-> (or its function hamming,
+ * arguments in either order), col matches the index column, k is of any
+ * integer type, and neither q nor k involves the relation itself or
+ * anything volatile.  For each it adds the equivalent clause
+ *
+ *		col <@ simhash_ball(q, k')		(k' = k, or k - 1 for <)
+ *
+ * next to the original (to the restriction list, or to the join list when q
+ * comes from another relation), and runs the core index path generator again
+ * for the simhash indexes: that yields plain, bitmap and parameterized index
+ * paths, and nearest-neighbour paths when the query orders by distance, all
+ * with core's own logic.  The original clause stays, as a cheap filter.
+ *
+ * Estimates: the original's selectivity is computed here (the probability
+ * that two fingerprints lie within k, from pg_statistic) and cached in its
+ * RestrictInfo, and the derived clause is marked as adding nothing, so rows
+ * are counted once; the relation's size is then estimated again.
+ *
+ * The hook is always in place before paths are built: the library is loaded
+ * when the relcache opens a simhash index (get_relation_info) and when
+ * constant folding calls the support function of the distance function.
+ * Operators are found through the index's operator family, so ALTER
+ * EXTENSION SET SCHEMA changes nothing, and a session whose extension was
+ * dropped simply finds no simhash index any more.
+ *
+ * The support functions live here too: the distance function's (which only
+ * exists to get the library loaded early), and simhash_within(fp, q, k)'s,
+ * which turns that explicit spelling into the index condition (the PostGIS
+ * ST_DWithin pattern) without any hook.
+ *
+ * Copyright (c) 2026, the simhash authors
+ *
+ * IDENTIFICATION
+ *	  src/planner.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "catalog/pg_amop.h"
+#include "catalog/pg_opfamily_d.h"
+#include "catalog/pg_type.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "nodes/supportnodes.h"
+#include "optimizer/cost.h"
+#include "optimizer/optimizer.h"
+#include "optimizer/pathnode.h"
+#include "optimizer/paths.h"
+#include "optimizer/restrictinfo.h"
+#include "parser/parse_func.h"
+#include "utils/catcache.h"
+#include "utils/fmgroids.h"
+#include "utils/lsyscache.h"
+#include "utils/selfuncs.h"
+#include "utils/syscache.h"
+
+#include "shindex.h"
+#include "simhash_planner.h"
+
+PG_FUNCTION_INFO_V1(simhash_distance_support);
+PG_FUNCTION_INFO_V1(simhash_within_support);
+
+/* radius assumed by estimates when it is only known at run time */
+#define SIMHASH_ESTIMATE_RADIUS 3
+
+static set_rel_pathlist_hook_type prev_set_rel_pathlist_hook = NULL;
+
+/* The catalog objects of one simhash operator family */
+typedef struct SimhashOpfamilyInfo
+{
+	Oid			dist_opno;		/* simhash64 <-> simhash64 */
+	Oid			dist_funcid;	/* its function, hamming() */
+	Oid			within_opno;	/* simhash64 <@ simhash_ball */
+	Oid			ball_type;		/* simhash_ball */
+	Oid			ball_func;		/* simhash_ball(simhash64, int4) */
+} SimhashOpfamilyInfo;
+
+/* A recognized radius clause on an index column */
+typedef struct SimhashRadiusClause
+{
+	Node	   *indexexpr;		/* the operand matching the index column */
+	Node	   *query;			/* the other operand of the distance */
+	Node	   *bound;			/* k, of an integer type */
+	int			adjust;			/* 0 for <= and >=, -1 for < and > */
+} SimhashRadiusClause;
+
+/*
+ * Find the operators of a simhash operator family through the catalog.
+ * Returns false if the family lacks one of them.
+ */
+static bool
+SimhashLookupOpfamily(Oid opfamily, Oid opcintype, SimhashOpfamilyInfo *info)
+{
+	CatCList   *oprlist;
+	Oid			argtypes[2];
+	HeapTuple	typtup;
+	char	   *nspname;
+
+	memset(info, 0, sizeof(SimhashOpfamilyInfo));
+	info->dist_opno = get_opfamily_member(opfamily, opcintype, opcintype,
+										  SIMHASH_DISTANCE_STRATEGY);
+	if (!OidIsValid(info->dist_opno))
+		return false;
+	info->dist_funcid = get_opcode(info->dist_opno);
+
+	oprlist = SearchSysCacheList1(AMOPSTRATEGY, ObjectIdGetDatum(opfamily));
+	for (int i = 0; i < oprlist->n_members; i++)
+	{
+		Form_pg_amop amop = (Form_pg_amop) GETSTRUCT(&oprlist->members[i]->tuple);
+
+		if (amop->amopstrategy == SIMHASH_WITHIN_STRATEGY &&
+			amop->amoplefttype == opcintype)
+		{
+			info->within_opno = amop->amopopr;
+			info->ball_type = amop->amoprighttype;
+		}
+	}
+	ReleaseCatCacheList(oprlist);
+	if (!OidIsValid(info->within_opno))
+		return false;
+
+	/* the ball constructor lives in the ball type's schema */
+	typtup = SearchSysCache1(TYPEOID, ObjectIdGetDatum(info->ball_type));
+	if (!HeapTupleIsValid(typtup))
+		return false;
+	nspname = get_namespace_name(((Form_pg_type) GETSTRUCT(typtup))->typnamespace);
+	ReleaseSysCache(typtup);
+	if (nspname == NULL)
+		return false;
+	argtypes[0] = opcintype;
+	argtypes[1] = INT4OID;
+	info->ball_func = LookupFuncName(list_make2(makeString(nspname),
+												makeString("simhash_ball")),
+									 2, argtypes, true);
+	return OidIsValid(info->ball_func) &&
+		get_func_rettype(info->ball_func) == info->ball_type;
+}
+
+/*
+ * If node is the distance between the index column and something else,
+ * return that something (and the column operand); otherwise NULL.
+ */
+static Node *
+SimhashMatchDistance(Node *node, IndexOptInfo *index, const SimhashOpfamilyInfo *info,
+					 Node **indexexpr)
+{
+	List	   *args;
+
+	if (node == NULL)
+		return NULL;
+	if (IsA(node, OpExpr) && ((OpExpr *) node)->opno == info->dist_opno)
+		args = ((OpExpr *) node)->args;
+	else if (IsA(node, FuncExpr) && ((FuncExpr *) node)->funcid == info->dist_funcid)
+		args = ((FuncExpr *) node)->args;
+	else
+		return NULL;
+	if (list_length(args) != 2)
+		return NULL;
+	if (match_index_to_operand(linitial(args), 0, index))
+	{
+		*indexexpr = linitial(args);
+		return lsecond(args);
+	}
+	if (match_index_to_operand(lsecond(args), 0, index))
+	{
+		*indexexpr = lsecond(args);
+		return linitial(args);
+	}
+	return NULL;
+}
+
+/*
+ * Recognize "dist(col, q) <= k" and its variants (see the file header).
+ * The query and bound must not involve the relation or volatile functions.
+ */
+static bool
+SimhashMatchRadiusClause(PlannerInfo *root, RelOptInfo *rel, RestrictInfo *rinfo,
+						 IndexOptInfo *index, const SimhashOpfamilyInfo *info,
+						 SimhashRadiusClause *out)
+{
+	OpExpr	   *op = (OpExpr *) rinfo->clause;
+	int			strategy;
+	Oid			lefttype,
+				righttype;
+	Node	   *left,
+			   *right;
+
+	if (!IsA(op, OpExpr) || list_length(op->args) != 2 || rinfo->pseudoconstant)
+		return false;
+	if (!op_in_opfamily(op->opno, INTEGER_BTREE_FAM_OID))
+		return false;
+	get_op_opfamily_properties(op->opno, INTEGER_BTREE_FAM_OID, false,
+							   &strategy, &lefttype, &righttype);
+	left = linitial(op->args);
+	right = lsecond(op->args);
+
+	out->query = SimhashMatchDistance(left, index, info, &out->indexexpr);
+	if (out->query != NULL)
+	{
+		/* dist <= k, dist < k */
+		if (strategy != BTLessEqualStrategyNumber && strategy != BTLessStrategyNumber)
+			return false;
+		out->bound = right;
+		out->adjust = (strategy == BTLessStrategyNumber) ? -1 : 0;
+	}
+	else
+	{
+		out->query = SimhashMatchDistance(right, index, info, &out->indexexpr);
+		if (out->query == NULL)
+			return false;
+		/* k >= dist, k > dist */
+		if (strategy != BTGreaterEqualStrategyNumber && strategy != BTGreaterStrategyNumber)
+			return false;
+		out->bound = left;
+		out->adjust = (strategy == BTGreaterStrategyNumber) ? -1 : 0;
+	}
+
+	if (bms_is_member(rel->relid, pull_varnos(root, out->query)) ||
+		bms_is_member(rel->relid, pull_varnos(root, out->bound)) ||
+		contain_volatile_functions(out->query) ||
+		contain_volatile_functions(out->bound))
+		return false;
+	return true;
+}
+
+/*
+ * The radius k' as an int4 expression: the bound (any integer type) plus
+ * the adjustment, clamped to [-1, 64] so that it cannot overflow.
+ */
+static Expr *
+SimhashRadiusExpr(Node *bound, int adjust)
+{
+	Oid			type = exprType(bound);
+	Expr	   *k8;
+	MinMaxExpr *lo,
+			   *hi;
+
+	if (IsA(bound, Const))
+	{
+		Const	   *c = (Const *) bound;
+		int64		v;
+
+		if (c->constisnull)
+			return (Expr *) makeNullConst(INT4OID, -1, InvalidOid);
+		v = (type == INT8OID) ? DatumGetInt64(c->constvalue) :
+			(type == INT2OID) ? DatumGetInt16(c->constvalue) :
+			DatumGetInt32(c->constvalue);
+		v = Max(Min(v, SIMHASH_BITS), -2) + adjust;
+		return (Expr *) makeConst(INT4OID, -1, InvalidOid, sizeof(int32),
+								  Int32GetDatum((int32) Max(v, -1)), false, true);
+	}
+
+	/* int4(greatest(least(int8(k) + adjust, 64), -1)) */
+	if (type == INT8OID)
+		k8 = (Expr *) bound;
+	else
+		k8 = (Expr *) makeFuncExpr(type == INT2OID ? F_INT8_INT2 : F_INT8_INT4, INT8OID,
+								   list_make1(bound), InvalidOid, InvalidOid,
+								   COERCE_EXPLICIT_CAST);
+	if (adjust != 0)
+		k8 = (Expr *) makeFuncExpr(F_INT8PL, INT8OID,
+								   list_make2(k8, makeConst(INT8OID, -1, InvalidOid, sizeof(int64),
+															Int64GetDatum(adjust), false,
+															FLOAT8PASSBYVAL)),
+								   InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);
+	lo = makeNode(MinMaxExpr);
+	lo->minmaxtype = INT8OID;
+	lo->op = IS_LEAST;
+	lo->args = list_make2(k8, makeConst(INT8OID, -1, InvalidOid, sizeof(int64),
+										Int64GetDatum(SIMHASH_BITS), false, FLOAT8PASSBYVAL));
+	lo->location = -1;
+	hi = makeNode(MinMaxExpr);
+	hi->minmaxtype = INT8OID;
+	hi->op = IS_GREATEST;
+	hi->args = list_make2(lo, makeConst(INT8OID, -1, InvalidOid, sizeof(int64),
+										Int64GetDatum(-1), false, FLOAT8PASSBYVAL));
+	hi->location = -1;
+	return (Expr *) makeFuncExpr(F_INT4_INT8, INT4OID, list_make1(hi), InvalidOid,
+								 InvalidOid, COERCE_EXPLICIT_CAST);
+}
+
+/* Build "col <@ simhash_ball(query, radius)". */
+static Expr *
+SimhashMakeWithinClause(PlannerInfo *root, const SimhashOpfamilyInfo *info,
+						Node *indexexpr, Node *query, Expr *radius)
+{
+	Expr	   *ball;
+
+	ball = (Expr *) makeFuncExpr(info->ball_func, info->ball_type,
+								 list_make2(copyObject(query), radius),
+								 InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);
+	ball = (Expr *) eval_const_expressions(root, (Node *) ball);
+	return make_opclause(info->within_opno, BOOLOID, false,
+						 (Expr *) copyObject(indexexpr), ball,
+						 InvalidOid, InvalidOid);
+}
+
+/*
+ * Selectivity of "dist(indexexpr, query) <= radius": from the column's
+ * statistics, against a known centre, another column, or (for a parameter)
+ * a centre assumed to come from the same distribution as the column.
+ */
+static Selectivity
+SimhashEstimateRadius(PlannerInfo *root, IndexOptInfo *index, Node *indexexpr,
+					  Node *query, int radius)
+{
+	VariableStatData va,
+				vb;
+	SimhashColumnStats sa,
+				sb;
+	Selectivity sel = -1;
+
+	examine_variable(root, indexexpr, 0, &va);
+	SimhashGetColumnStats(&va, &sa);
+	if (IsA(query, Const))
+	{
+		uint64		center;
+
+		if (((Const *) query)->constisnull)
+			sel = 0;
+		else
+		{
+			center = DatumGetSimhash64(((Const *) query)->constvalue);
+			if (index)
+				sel = SimhashIndexFraction(index, center, radius);
+			if (sel < 0)
+				sel = SimhashSelectivityWithin(&sa, center, radius);
+		}
+	}
+	else
+	{
+		/* centres from another column, or like the column's own rows */
+		examine_variable(root, query, 0, &vb);
+		SimhashGetColumnStats(&vb, &sb);
+		if (index)
+			sel = SimhashIndexPairFraction(index, sb.have ? &sb : &sa, radius);
+		if (sel < 0 && sb.have)
+			sel = SimhashSelectivityPairs(&sa, &sb,
+										  HeapTupleIsValid(va.statsTuple) &&
+										  va.statsTuple == vb.statsTuple, radius);
+		else if (sel < 0)
+			sel = SimhashSelectivityPairs(&sa, &sa, true, radius);
+		ReleaseVariableStats(vb);
+	}
+	ReleaseVariableStats(va);
+	CLAMP_PROBABILITY(sel);
+	return sel;
+}
+
+/*
+ * Derive "col <@ simhash_ball(q, k)" clauses for one simhash index from the
+ * clauses of "list" (baserestrictinfo or joininfo); returns the new ones.
+ */
+static List *
+SimhashDeriveClauses(PlannerInfo *root, RelOptInfo *rel, IndexOptInfo *index,
+					 const SimhashOpfamilyInfo *info, List *list, List *existing,
+					 List **originals)
+{
+	List	   *derived = NIL;
+	ListCell   *lc;
+
+	foreach(lc, list)
+	{
+		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
+		SimhashRadiusClause rc;
+		Expr	   *radius;
+		Expr	   *clause;
+		RestrictInfo *newrinfo;
+		ListCell   *lc2;
+		bool		dup = false;
+		int			estradius;
+
+		if (!SimhashMatchRadiusClause(root, rel, rinfo, index, info, &rc))
+			continue;
+		radius = SimhashRadiusExpr(rc.bound, rc.adjust);
+		clause = SimhashMakeWithinClause(root, info, rc.indexexpr, rc.query, radius);
+
+		/* once per clause, even with several simhash indexes or calls */
+		foreach(lc2, existing)
+			if (equal(((RestrictInfo *) lfirst(lc2))->clause, clause))
+				dup = true;
+		foreach(lc2, derived)
+			if (equal(((RestrictInfo *) lfirst(lc2))->clause, clause))
+				dup = true;
+		if (dup)
+			continue;
+
+		newrinfo = make_restrictinfo(root, clause, rinfo->is_pushed_down,
+									 rinfo->outerjoin_delayed, rinfo->pseudoconstant,
+									 rinfo->security_level, rinfo->required_relids,
+									 rinfo->outer_relids, rinfo->nullable_relids);
+
+		/*
+		 * Rows are counted once: the original clause carries the estimate,
+		 * the derived one (equivalent to it) multiplies by 1.
+		 */
+		estradius = IsA(radius, Const) && !((Const *) radius)->constisnull ?
+			DatumGetInt32(((Const *) radius)->constvalue) : SIMHASH_ESTIMATE_RADIUS;
+		rinfo->norm_selec = rinfo->outer_selec =
+			SimhashEstimateRadius(root, index, rc.indexexpr, rc.query, estradius);
+		newrinfo->norm_selec = newrinfo->outer_selec = 1.0;
+		derived = lappend(derived, newrinfo);
+		*originals = lappend(*originals, rinfo);
+	}
+	return derived;
+}
+
+/*
+ * set_rel_pathlist_hook: add simhash index paths for radius clauses.
+ */
+static void
+SimhashSetRelPathlist(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *rte)
+{
+	List	   *simhash_indexes = NIL;
+	List	   *saved_indexlist;
+	List	   *originals = NIL;	/* recognized clauses ... */
+	List	   *derivations = NIL;	/* ... and what they became */
+	ListCell   *lc;
+
+	if (prev_set_rel_pathlist_hook)
+		prev_set_rel_pathlist_hook(root, rel, rti, rte);
+
+	/* only plain relations with a simhash index: a pointer comparison each */
+	if (rel->reloptkind != RELOPT_BASEREL && rel->reloptkind != RELOPT_OTHER_MEMBER_REL)
+		return;
+	if (rel->rtekind != RTE_RELATION || IS_DUMMY_REL(rel))
+		return;
+	foreach(lc, rel->indexlist)
+	{
+		IndexOptInfo *index = lfirst_node(IndexOptInfo, lc);
+
+		if (index->amcostestimate == shcostestimate)
+			simhash_indexes = lappend(simhash_indexes, index);
+	}
+	if (simhash_indexes == NIL)
+		return;
+
+	foreach(lc, simhash_indexes)
+	{
+		IndexOptInfo *index = lfirst_node(IndexOptInfo, lc);
+		SimhashOpfamilyInfo info;
+		List	   *newrestrict;
+		List	   *newjoin;
+
+		if (!SimhashLookupOpfamily(index->opfamily[0], index->opcintype[0], &info))
+			continue;
+		newrestrict = SimhashDeriveClauses(root, rel, index, &info,
+										   rel->baserestrictinfo, rel->baserestrictinfo,
+										   &originals);
+		newjoin = SimhashDeriveClauses(root, rel, index, &info,
+									   rel->joininfo, rel->joininfo, &originals);
+		rel->baserestrictinfo = list_concat(rel->baserestrictinfo, newrestrict);
+		rel->joininfo = list_concat(rel->joininfo, newjoin);
+		derivations = list_concat(derivations, newrestrict);
+		derivations = list_concat(derivations, newjoin);
+	}
+	if (derivations == NIL)
+		return;
+
+	/* the estimate of the original clauses changed: size the relation again */
+	if (rel->baserestrictinfo != NIL)
+	{
+		double		oldrows = rel->rows;
+
+		set_baserel_size_estimates(root, rel);
+		foreach(lc, rel->pathlist)
+		{
+			Path	   *path = (Path *) lfirst(lc);
+
+			if (path->param_info == NULL && path->rows == oldrows)
+				path->rows = rel->rows;
+		}
+	}
+
+	/*
+	 * And the sizes of parameterized scans already planned for joins.  There
+	 * a join clause is estimated as a restriction, which ignores the cached
+	 * estimate: count its derived clause instead.
+	 */
+	foreach(lc, rel->ppilist)
+	{
+		ParamPathInfo *ppi = (ParamPathInfo *) lfirst(lc);
+		List	   *clauses = NIL;
+		ListCell   *lc2;
+
+		foreach(lc2, ppi->ppi_clauses)
+		{
+			void	   *clause = lfirst(lc2);
+			ListCell   *o,
+					   *d;
+
+			forboth(o, originals, d, derivations)
+			{
+				if (lfirst(o) == clause)
+				{
+					clause = lfirst(d);
+					break;
+				}
+			}
+			clauses = lappend(clauses, clause);
+		}
+		ppi->ppi_rows = get_parameterized_baserel_size(root, rel, clauses);
+	}
+	foreach(lc, rel->pathlist)
+	{
+		Path	   *path = (Path *) lfirst(lc);
+
+		if (path->param_info != NULL)
+			path->rows = path->param_info->ppi_rows;
+	}
+
+	/* core's index paths, for the simhash indexes only, with the new clauses */
+	saved_indexlist = rel->indexlist;
+	rel->indexlist = simhash_indexes;
+	create_index_paths(root, rel);
+	rel->indexlist = saved_indexlist;
+}
+
+/* Install the planner hook (from _PG_init). */
+void
+SimhashInstallPlannerHook(void)
+{
+	prev_set_rel_pathlist_hook = set_rel_pathlist_hook;
+	set_rel_pathlist_hook = SimhashSetRelPathlist;
+}
+
+/*
+ * Support function of the distance function hamming(): it changes nothing.
+ * Constant folding calls it for every query that mentions <->, which loads
+ * this library (and its planner hook) before the query's paths are built.
+ */
+Datum
+simhash_distance_support(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_POINTER(NULL);
+}
+
+/*
+ * Support function of simhash_within(fp, q, k): "fp <@ simhash_ball(q, k)"
+ * as an exact index condition, and the selectivity of the call.
+ */
+Datum
+simhash_within_support(PG_FUNCTION_ARGS)
+{
+	Node	   *rawreq = (Node *) PG_GETARG_POINTER(0);
+
+	if (IsA(rawreq, SupportRequestIndexCondition))
+	{
+		SupportRequestIndexCondition *req = (SupportRequestIndexCondition *) rawreq;
+		FuncExpr   *fexpr = (FuncExpr *) req->node;
+		SimhashOpfamilyInfo info;
+		Node	   *indexexpr;
+		Node	   *query;
+		Node	   *radius;
+
+		if (!IsA(fexpr, FuncExpr) || list_length(fexpr->args) != 3 ||
+			req->indexarg > 1 || req->indexcol != 0 ||
+			!SimhashLookupOpfamily(req->opfamily, exprType(linitial(fexpr->args)), &info))
+			PG_RETURN_POINTER(NULL);
+		indexexpr = list_nth(fexpr->args, req->indexarg);
+		query = list_nth(fexpr->args, 1 - req->indexarg);
+		radius = lthird(fexpr->args);
+		if (contain_volatile_functions(query) || contain_volatile_functions(radius))
+			PG_RETURN_POINTER(NULL);
+		req->lossy = false;
+		PG_RETURN_POINTER(list_make1(SimhashMakeWithinClause(req->root, &info, indexexpr,
+															 query, (Expr *) radius)));
+	}
+	if (IsA(rawreq, SupportRequestSelectivity))
+	{
+		SupportRequestSelectivity *req = (SupportRequestSelectivity *) rawreq;
+		Node	   *k = lthird(req->args);
+		int			radius = SIMHASH_ESTIMATE_RADIUS;
+
+		if (list_length(req->args) != 3)
+			PG_RETURN_POINTER(NULL);
+		if (IsA(k, Const) && !((Const *) k)->constisnull)
+			radius = DatumGetInt32(((Const *) k)->constvalue);
+		if (IsA(linitial(req->args), Const))
+			req->selectivity = SimhashEstimateRadius(req->root, NULL, lsecond(req->args),
+													 linitial(req->args), radius);
+		else
+			req->selectivity = SimhashEstimateRadius(req->root, NULL, linitial(req->args),
+													 lsecond(req->args), radius);
+		PG_RETURN_POINTER(req);
+	}
+	PG_RETURN_POINTER(NULL);
+}

@@ -31,6 +31,7 @@ SCHEMES = [
     ("b_cap2", "default tokens, TF cap 2"),
     ("b_cap1", "default tokens, binary"),
     ("f_rel10", "default tokens, cap max(8, W8/10)"),
+    ("f_rel16", "default tokens, cap max(8, W8/16) (the default)"),
     ("f_rel20", "default tokens, cap max(8, W8/20)"),
     ("f_rel50", "default tokens, cap max(8, W8/50)"),
     ("c_words_hanbi", "words + Han bigrams, TF cap 8"),

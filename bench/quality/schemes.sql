@@ -9,7 +9,7 @@
 --   b_cap_none, b_cap256 .. b_cap1
 --                    the default's features (simhash_features) with weight
 --                    occurrences, least(occurrences, C); cap 1 = binary
---   f_rel10, f_rel20, f_rel50
+--   f_rel10, f_rel16, f_rel20, f_rel50
 --                    a cap that grows with the document (see weight_fps)
 --   c_words_hanbi    words + Han character bigrams, TF capped at 8
 --   d_char4          character 4-grams of the word characters, TF capped at 8
@@ -117,7 +117,8 @@ IMMUTABLE LANGUAGE sql AS $$
 				 ('b_cap128', 128, NULL), ('b_cap64', 64, NULL), ('b_cap32', 32, NULL),
 				 ('b_cap16', 16, NULL), ('b_cap8', 8, NULL), ('b_cap4', 4, NULL),
 				 ('b_cap2', 2, NULL), ('b_cap1', 1, NULL),
-				 ('f_rel10', NULL, 10), ('f_rel20', NULL, 20), ('f_rel50', NULL, 50)
+				 ('f_rel10', NULL, 10), ('f_rel16', NULL, 16), ('f_rel20', NULL, 20),
+				 ('f_rel50', NULL, 50)
 		 ) AS c(scheme, cap, d)
 $$;
 

@@ -1,0 +1,39 @@
+-- bench/planner/setup.sql -- the tables of the planner benchmark.
+--   pl_sim    1M clustered rows (10,000 centres x 90 copies with 0-3 bits
+--             flipped, plus 100,000 random rows), simhash index
+--   pl_btree  the same rows, four btree indexes on the 16-bit blocks
+--   pl_plain  100,000 rows (id int primary key, v int): no fingerprints
+\set ON_ERROR_STOP on
+SET client_min_messages = warning;
+SET maintenance_work_mem = '1GB';
+CREATE EXTENSION IF NOT EXISTS simhash;
+DROP TABLE IF EXISTS pl_sim, pl_btree, pl_plain;
+SELECT setseed(0.5);
+CREATE TABLE pl_sim (id bigint, fp simhash64);
+WITH centres AS (
+	SELECT c, (floor(random() * 4294967296)::int8 << 32) | floor(random() * 4294967296)::int8 AS v
+	FROM generate_series(1, 10000) c
+)
+INSERT INTO pl_sim
+SELECT c * 100 + j,
+	   (v # (CASE WHEN nflip > 0 THEN 1::int8 << b1 ELSE 0 END)
+		  # (CASE WHEN nflip > 1 THEN 1::int8 << b2 ELSE 0 END)
+		  # (CASE WHEN nflip > 2 THEN 1::int8 << b3 ELSE 0 END))::simhash64
+FROM centres, generate_series(1, 90) j,
+	 LATERAL (SELECT floor(random() * 4)::int AS nflip, floor(random() * 64)::int AS b1,
+					 floor(random() * 64)::int AS b2, floor(random() * 64)::int AS b3
+			  OFFSET 0) r;
+INSERT INTO pl_sim
+SELECT 10000000 + i, ((floor(random() * 4294967296)::int8 << 32) | floor(random() * 4294967296)::int8)::simhash64
+FROM generate_series(1, 100000) i;
+CREATE TABLE pl_btree AS SELECT id, fp::int8 AS fp FROM pl_sim;
+CREATE INDEX pl_sim_fp ON pl_sim USING simhash (fp);
+CREATE INDEX pl_btree_b0 ON pl_btree (((fp >> 48) & 65535));
+CREATE INDEX pl_btree_b1 ON pl_btree (((fp >> 32) & 65535));
+CREATE INDEX pl_btree_b2 ON pl_btree (((fp >> 16) & 65535));
+CREATE INDEX pl_btree_b3 ON pl_btree ((fp & 65535));
+CREATE TABLE pl_plain AS SELECT i AS id, i AS v FROM generate_series(1, 100000) i;
+ALTER TABLE pl_plain ADD PRIMARY KEY (id);
+VACUUM ANALYZE pl_sim;
+VACUUM ANALYZE pl_btree;
+VACUUM ANALYZE pl_plain;

@@ -13,7 +13,9 @@ OBJS = \
 	src/shhandler.o \
 	src/shinsert.o \
 	src/shpage.o \
+	src/shknn.o \
 	src/shprobe.o \
+	src/shread.o \
 	src/shscan.o \
 	src/shsort.o \
 	src/shtree.o \

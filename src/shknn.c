@@ -1,0 +1,158 @@
+/*-------------------------------------------------------------------------
+ *
+ * shknn.c
+ *	  Nearest-neighbour scans of the simhash index ("ORDER BY fp <-> q").
+ *
+ * The search radius grows one band at a time, round robin: probing band j
+ * at ring r means reading the keys exactly r bits from the query's block j.
+ * After the bands have been probed up to radii r_0..r_3, every entry within
+ * sum(r_j + 1) - 1 of the query has been seen (see shprobe.c), so found
+ * entries up to that distance ("settled") are returned, closest first, from
+ * a bucket queue indexed by the exact distance 0..64.  An entry is added
+ * only by the first ring that reaches it: when band j reaches an entry, no
+ * other band's current radius may already cover it.
+ *
+ * When the next ring would cost more than reading a whole band, the scan
+ * reads the band completely instead (skipping entries already reached),
+ * which settles every distance.  Rows with a NULL fingerprint come last,
+ * with a NULL distance, as in a sort.  With a radius qual around the same
+ * centre the scan stops at the radius; with a qual around another centre
+ * ("sorted" mode) its matches are collected and returned by distance.
+ *
+ * Copyright (c) 2026, the simhash authors
+ *
+ * IDENTIFICATION
+ *	  src/shknn.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "utils/memutils.h"
+
+#include "shscan.h"
+
+/*
+ * Grow the nearest-neighbour search by one ring of one band (or by a full
+ * scan of a band when that is cheaper), adding what it finds to the
+ * distance buckets.
+ */
+static void
+SimhashKnnExpand(IndexScanDesc scan)
+{
+	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
+	int			band = so->nextband;
+	int			r = so->ring[band] + 1;
+	double		per_key = so->nentries / 65536.0;
+	double		ringcost = SimhashRingSize(r) * (64.0 + per_key);
+	double		fullcost = so->nentries * 0.5 + 64.0;
+	int			radii[SIMHASH_NBANDS];
+	int			settled = 0;
+
+	if (r >= SIMHASH_BLOCK_BITS || ringcost > fullcost)
+	{
+		/* read the band whose radius is largest; nothing stays unsettled */
+		BlockNumber blkno = SimhashLeftmostLeaf(scan, band);
+
+		memcpy(radii, so->ring, sizeof(radii));
+		while (blkno != InvalidBlockNumber)
+		{
+			CHECK_FOR_INTERRUPTS();
+			blkno = SimhashReadLeaf(scan, blkno);
+			SimhashFilterBatch(so, band, radii, true);
+		}
+		so->settled = SIMHASH_BITS;
+		return;
+	}
+
+	/* probe the keys exactly r bits from the centre's block */
+	{
+		uint16	   *keys = palloc(sizeof(uint16) * (int) SimhashRingSize(r));
+		int			nkeys = SimhashEnumerateRing(SimhashBlock(so->center, band), r, keys);
+
+		memcpy(radii, so->ring, sizeof(radii));
+		radii[band] = -1;
+		for (int i = 0; i < nkeys; i++)
+		{
+			CHECK_FOR_INTERRUPTS();
+			SimhashProbeKey(scan, band, keys[i]);
+			SimhashFilterBatch(so, band, radii, true);
+		}
+		pfree(keys);
+	}
+	so->ring[band] = r;
+	for (int i = 0; i < SIMHASH_NBANDS; i++)
+		settled += so->ring[i] + 1;
+	so->settled = settled - 1;
+	so->nextband = (band + 1) % SIMHASH_NBANDS;
+}
+
+/*
+ * Next match of a nearest-neighbour or sorted scan, in distance order;
+ * false at the end.
+ */
+bool
+SimhashOrderedNext(IndexScanDesc scan, SimhashHit *hit)
+{
+	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
+
+	for (;;)
+	{
+		int			stop = Min(so->settled, so->radius);
+
+		while (so->emitdist <= stop)
+		{
+			SimhashHitList *b = &so->buckets[so->emitdist];
+
+			if (b->pos < b->n)
+			{
+				*hit = b->items[b->pos++];
+				return true;
+			}
+			so->emitdist++;
+		}
+		if (so->settled >= so->radius || so->settled >= SIMHASH_BITS)
+		{
+			/* rows with a NULL fingerprint sort last (no quals only) */
+			if (so->nulls && !so->nulls_done)
+			{
+				BlockNumber blkno = SimhashLeftmostLeaf(scan, SIMHASH_NULL_BAND);
+
+				so->hits.n = so->hits.pos = 0;
+				while (blkno != InvalidBlockNumber)
+				{
+					blkno = SimhashReadLeaf(scan, blkno);
+					SimhashFilterBatch(so, SIMHASH_NULL_BAND, NULL, false);
+				}
+				so->nulls_done = true;
+			}
+			if (so->hits.pos < so->hits.n)
+			{
+				*hit = so->hits.items[so->hits.pos++];
+				return true;
+			}
+			return false;
+		}
+		CHECK_FOR_INTERRUPTS();
+		if (so->mode == SIMHASH_SCAN_SORTED)
+		{
+			/* collect every qual match, then return them by distance */
+			while (SimhashRangeNext(scan))
+			{
+				for (int i = 0; i < so->hits.n; i++)
+				{
+					SimhashHit *h = &so->hits.items[i];
+
+					SimhashHitAddTid(so, &so->buckets[h->dist], &h->tid, h->fp,
+									 h->isnull, h->dist);
+				}
+			}
+			so->hits.n = so->hits.pos = 0;
+			so->settled = SIMHASH_BITS;
+		}
+		else
+			SimhashKnnExpand(scan);
+	}
+}
+

@@ -1,0 +1,265 @@
+/*-------------------------------------------------------------------------
+ *
+ * shread.c
+ *	  Reading the leaves of the simhash index for scans.
+ *
+ * A probe collects the entries of one key of one band: it descends to the
+ * leaf covering the key (or reuses the leaf the previous probe left pinned,
+ * when the keys come in increasing order) and follows right-links while the
+ * key's entries continue.  Entries are decoded under a share lock into a
+ * batch and filtered after the lock is released: the exact distance, the
+ * quals, and "was this entry already reached through another band?"
+ *
+ * Scans hold no lock between calls, and a pin only as an optimization.  For
+ * MVCC snapshots that is safe: a TID whose entry VACUUM removes after we
+ * read it can only be reused by a row inserted later, which the scan's
+ * snapshot cannot see.  Splits only move entries to the right, and the
+ * right-link read under the lock stays valid, so a scan moving right never
+ * misses or repeats an entry (Lehman and Yao).
+ *
+ * Copyright (c) 2026, the simhash authors
+ *
+ * IDENTIFICATION
+ *	  src/shread.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "storage/bufmgr.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+
+#include "shscan.h"
+
+/* Number of bits in which 16-bit blocks differ. */
+static inline int
+SimhashBlockDistance(uint64 a, uint64 b, int band)
+{
+	return pg_popcount32((uint32) (SimhashBlock(a, band) ^ SimhashBlock(b, band)));
+}
+
+/* Append a match to a hit list. */
+void
+SimhashHitAddTid(SimhashScanOpaque so, SimhashHitList *list, ItemPointer tid,
+				 uint64 fp, bool isnull, int dist)
+{
+	if (list->n == list->max)
+	{
+		MemoryContext old = MemoryContextSwitchTo(so->ctx);
+
+		list->max = Max(64, list->max * 2);
+		list->items = list->items ? repalloc_huge(list->items, sizeof(SimhashHit) * list->max)
+			: palloc(sizeof(SimhashHit) * list->max);
+		MemoryContextSwitchTo(old);
+	}
+	list->items[list->n].tid = *tid;
+	list->items[list->n].fp = fp;
+	list->items[list->n].isnull = isnull;
+	list->items[list->n].dist = (int16) dist;
+	list->n++;
+}
+
+/* Append the match with the given sort key to a hit list. */
+static inline void
+SimhashHitAdd(SimhashScanOpaque so, SimhashHitList *list, SimhashSortKey skey,
+			  uint64 fp, bool isnull, int dist)
+{
+	ItemPointerData tid;
+
+	SimhashSortKeyTid(skey, &tid);
+	SimhashHitAddTid(so, list, &tid, fp, isnull, dist);
+}
+
+/* Append a decoded leaf entry to the batch. */
+static inline void
+SimhashBatchAdd(SimhashScanOpaque so, const SimhashEntry *e)
+{
+	if (so->nbatch == so->maxbatch)
+	{
+		so->maxbatch *= 2;
+		so->batch = repalloc_huge(so->batch, sizeof(SimhashEntry) * so->maxbatch);
+	}
+	so->batch[so->nbatch++] = *e;
+}
+
+/* Drop the pinned leaf, if any. */
+void
+SimhashReleaseLeaf(SimhashScanOpaque so)
+{
+	if (BufferIsValid(so->curbuf))
+		ReleaseBuffer(so->curbuf);
+	so->curbuf = InvalidBuffer;
+}
+
+/*
+ * Collect into the batch every entry of tree "band" whose key is "key".
+ * Keys must be probed in increasing order within a band: the pinned leaf
+ * of the previous probe is reused while it covers the next key.
+ */
+void
+SimhashProbeKey(IndexScanDesc scan, int band, uint16 key)
+{
+	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
+	Relation	index = scan->indexRelation;
+	SimhashSortKey target = SimhashKeyLowest(key);
+	SimhashSortKey limit = (uint64) (key + 1) << SIMHASH_KEY_SHIFT;
+	Buffer		buf = InvalidBuffer;
+
+	/*
+	 * Reuse the pinned leaf for a larger key of the same band: its low bound
+	 * is at most the previous target.  It may have split since; then the
+	 * high key tells whether the new target is still ours.
+	 */
+	if (BufferIsValid(so->curbuf) && so->curband == band && target > so->curtarget)
+	{
+		SimhashPageOpaque op;
+
+		buf = so->curbuf;
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		op = SimhashPageGetOpaque(BufferGetPage(buf));
+		if (!(op->flags & SIMHASH_RIGHTMOST) && target >= op->high)
+		{
+			UnlockReleaseBuffer(buf);
+			buf = InvalidBuffer;
+		}
+		so->curbuf = InvalidBuffer;
+	}
+	else
+		SimhashReleaseLeaf(so);
+
+	if (!BufferIsValid(buf))
+		buf = SimhashDescendToLevel(index, band, so->roots[band], so->levels[band],
+									target, 0, BUFFER_LOCK_SHARE);
+
+	for (;;)
+	{
+		Page		page = BufferGetPage(buf);
+		SimhashPageOpaque op = SimhashPageGetOpaque(page);
+		SimhashLeafCursor cur;
+		SimhashEntry e;
+		BlockNumber next;
+
+		SimhashLeafCursorSeek(&cur, page, target);
+		while (SimhashLeafCursorNextSorted(&cur, &e))
+		{
+			if (e.skey >= limit)
+				break;
+			if (e.skey >= target)
+				SimhashBatchAdd(so, &e);
+		}
+		while (SimhashLeafCursorNextAppended(&cur, &e))
+			if (e.skey >= target && e.skey < limit)
+				SimhashBatchAdd(so, &e);
+
+		/* entries of this key may continue on the right sibling */
+		if ((op->flags & SIMHASH_RIGHTMOST) || op->high >= limit)
+			break;
+		next = op->rightlink;
+		UnlockReleaseBuffer(buf);
+		buf = ReadBuffer(index, next);
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+	}
+	LockBuffer(buf, BUFFER_LOCK_UNLOCK);
+	so->curbuf = buf;
+	so->curband = band;
+	so->curtarget = target;
+}
+
+/*
+ * Collect every entry of leaf "blkno" into the batch; returns the leaf's
+ * right sibling, or InvalidBlockNumber after the last leaf.
+ */
+BlockNumber
+SimhashReadLeaf(IndexScanDesc scan, BlockNumber blkno)
+{
+	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
+	Buffer		buf = ReadBuffer(scan->indexRelation, blkno);
+	Page		page;
+	SimhashPageOpaque op;
+	SimhashLeafCursor cur;
+	SimhashEntry e;
+	BlockNumber next;
+
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	page = BufferGetPage(buf);
+	op = SimhashPageGetOpaque(page);
+	SimhashLeafCursorSeek(&cur, page, 0);
+	while (SimhashLeafCursorNextSorted(&cur, &e))
+		SimhashBatchAdd(so, &e);
+	while (SimhashLeafCursorNextAppended(&cur, &e))
+		SimhashBatchAdd(so, &e);
+	next = (op->flags & SIMHASH_RIGHTMOST) ? InvalidBlockNumber : op->rightlink;
+	UnlockReleaseBuffer(buf);
+	return next;
+}
+
+/* Block number of the leftmost leaf of a tree. */
+BlockNumber
+SimhashLeftmostLeaf(IndexScanDesc scan, int tree)
+{
+	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
+	Buffer		buf = SimhashDescendToLevel(scan->indexRelation, tree, so->roots[tree],
+											so->levels[tree], 0, 0, BUFFER_LOCK_SHARE);
+	BlockNumber blkno = BufferGetBlockNumber(buf);
+
+	UnlockReleaseBuffer(buf);
+	return blkno;
+}
+
+/*
+ * Was fp already reached by a band other than the one being read?  It was
+ * if its block i is within radii[i] of the centre's for some band i.
+ */
+static inline bool
+SimhashReachedBefore(uint64 fp, uint64 center, const int *radii)
+{
+	for (int i = 0; i < SIMHASH_NBANDS; i++)
+		if (radii[i] >= 0 && SimhashBlockDistance(fp, center, i) <= radii[i])
+			return true;
+	return false;
+}
+
+/* Does fp satisfy every qual? */
+static inline bool
+SimhashMatchesQuals(SimhashScanOpaque so, uint64 fp)
+{
+	for (int i = 0; i < so->nquals; i++)
+		if (SimhashDistance(fp, so->qcenter[i]) > so->qradius[i])
+			return false;
+	return true;
+}
+
+/*
+ * Filter the batch (entries of tree "band") into "out": entries that match
+ * the quals and that no band of "radii" reached before.  With ordering,
+ * each hit carries its ORDER BY distance.
+ */
+void
+SimhashFilterBatch(SimhashScanOpaque so, int band, const int *radii, bool bucketed)
+{
+	for (int i = 0; i < so->nbatch; i++)
+	{
+		SimhashEntry *e = &so->batch[i];
+		uint64		fp;
+		int			dist;
+
+		if (band == SIMHASH_NULL_BAND)
+		{
+			SimhashHitAdd(so, &so->hits, e->skey, 0, true, -1);
+			continue;
+		}
+		fp = SimhashFingerprintOf(SimhashSortKeyKey(e->skey), e->rest, band);
+		if (radii && SimhashReachedBefore(fp, so->center, radii))
+			continue;
+		if (!SimhashMatchesQuals(so, fp))
+			continue;
+		dist = so->ordered && !so->order_null ? SimhashDistance(fp, so->ocenter) : -1;
+		if (bucketed)
+			SimhashHitAdd(so, &so->buckets[dist], e->skey, fp, false, dist);
+		else
+			SimhashHitAdd(so, &so->hits, e->skey, fp, false, dist);
+	}
+	so->nbatch = 0;
+}
+

@@ -1,0 +1,119 @@
+/*-------------------------------------------------------------------------
+ *
+ * shscan.h
+ *	  State of simhash index scans, shared by shscan.c, shread.c and shknn.c.
+ *
+ * Copyright (c) 2026, the simhash authors
+ *
+ * IDENTIFICATION
+ *	  src/shscan.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SHSCAN_H
+#define SHSCAN_H
+
+#include "access/relscan.h"
+#include "storage/buf.h"
+
+#include "shindex.h"
+
+typedef enum SimhashScanMode
+{
+	SIMHASH_SCAN_EMPTY,			/* a NULL or empty qual: nothing matches */
+	SIMHASH_SCAN_RANGE,			/* quals only, or no keys at all */
+	SIMHASH_SCAN_KNN,			/* ORDER BY distance, expanding radius */
+	SIMHASH_SCAN_SORTED			/* quals and ORDER BY on another centre */
+} SimhashScanMode;
+
+/* a match ready to be returned */
+typedef struct SimhashHit
+{
+	uint64		fp;				/* for index-only scans */
+	ItemPointerData tid;
+	int16		dist;			/* ORDER BY distance, -1 for NULL */
+	bool		isnull;			/* a row with a NULL fingerprint */
+} SimhashHit;
+
+/* a growable array of matches */
+typedef struct SimhashHitList
+{
+	SimhashHit *items;
+	int			n;
+	int			max;
+	int			pos;			/* next to return */
+} SimhashHitList;
+
+typedef struct SimhashScanOpaqueData
+{
+	MemoryContext ctx;			/* reset at every rescan */
+	SimhashScanMode mode;
+
+	/* quals: fingerprints within radius[i] of center[i], all of them */
+	int			nquals;
+	uint64	   *qcenter;
+	int		   *qradius;
+	uint64		center;			/* probe centre: the tightest qual's */
+	int			radius;			/* probe radius, 64 = everything */
+
+	/* ORDER BY fp <-> ocenter */
+	bool		ordered;
+	bool		order_null;		/* the ORDER BY argument is NULL */
+	uint64		ocenter;
+
+	BlockNumber roots[SIMHASH_NTREES];
+	uint16		levels[SIMHASH_NTREES];
+	bool		started;
+	bool		count_stats;	/* count in pg_stat_*_indexes (not for estimates) */
+
+	/* leaf reused between probes (pinned, not locked) */
+	Buffer		curbuf;
+	int			curband;
+	SimhashSortKey curtarget;	/* the probe that left it pinned */
+
+	/* entries collected from leaves, to be filtered */
+	SimhashEntry *batch;
+	int			nbatch;
+	int			maxbatch;
+
+	/* range scan */
+	SimhashProbePlan plan;
+	int			band;			/* band being probed */
+	uint16	   *keys;			/* its probe keys, sorted */
+	int			nkeys;
+	int			keypos;
+	bool		fullscan;		/* reading tree "band" leaf by leaf */
+	BlockNumber nextleaf;		/* next leaf of a full scan */
+	bool		nulls;			/* also return the NULL tree (no-key scans) */
+	SimhashHitList hits;		/* matches ready to return */
+
+	/* nearest-neighbour scan */
+	int			ring[SIMHASH_NBANDS];	/* radius probed so far per band */
+	int			settled;		/* all entries within this distance found */
+	int			emitdist;		/* distance being returned */
+	int			nextband;		/* band whose ring grows next */
+	double		nentries;		/* estimated entries per band */
+	SimhashHitList buckets[SIMHASH_BITS + 1];
+	bool		nulls_done;
+} SimhashScanOpaqueData;
+
+typedef SimhashScanOpaqueData *SimhashScanOpaque;
+
+
+/* shread.c: reading leaves and filtering their entries */
+extern void SimhashHitAddTid(SimhashScanOpaque so, SimhashHitList *list, ItemPointer tid,
+							 uint64 fp, bool isnull, int dist);
+extern void SimhashReleaseLeaf(SimhashScanOpaque so);
+extern void SimhashProbeKey(IndexScanDesc scan, int band, uint16 key);
+extern BlockNumber SimhashReadLeaf(IndexScanDesc scan, BlockNumber blkno);
+extern BlockNumber SimhashLeftmostLeaf(IndexScanDesc scan, int tree);
+extern void SimhashFilterBatch(SimhashScanOpaque so, int band, const int *radii,
+							   bool bucketed);
+
+/* shscan.c: range scans */
+extern bool SimhashRangeNext(IndexScanDesc scan);
+
+/* shknn.c: nearest-neighbour and sorted scans */
+extern bool SimhashOrderedNext(IndexScanDesc scan, SimhashHit *hit);
+
+#endif							/* SHSCAN_H */

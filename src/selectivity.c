@@ -45,6 +45,9 @@
 /* most work one counting search may do, in shprobe.c's cost units */
 #define SIMHASH_COUNT_BUDGET	30000.0
 
+/* most matches one counting search counts (clustered data can have many) */
+#define SIMHASH_COUNT_LIMIT		100000
+
 /* sampled centres for an unknown-centre estimate */
 #define SIMHASH_SAMPLE_MCVS		12
 #define SIMHASH_SAMPLE_HIST		24
@@ -199,7 +202,7 @@ SimhashIndexFraction(IndexOptInfo *index, uint64 center, int radius)
 	if (radius >= SIMHASH_BITS || plan.cost > SIMHASH_COUNT_BUDGET)
 		return -1;
 	rel = index_open(index->indexoid, NoLock);
-	count = SimhashCountWithin(rel, center, radius, (int64) rows + 1);
+	count = SimhashCountWithin(rel, center, radius, SIMHASH_COUNT_LIMIT);
 	index_close(rel, NoLock);
 	return Min((double) count / rows, 1.0);
 }

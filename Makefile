@@ -41,4 +41,5 @@ PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
-src/tokenize.o: src/unicode_table.h
+# every object depends on every header (PGXS does not track them)
+$(OBJS): $(wildcard src/*.h)

@@ -32,11 +32,31 @@
 
 #include "shscan.h"
 
-/* Number of bits in which 16-bit blocks differ. */
-static inline int
-SimhashBlockDistance(uint64 a, uint64 b, int band)
+/*
+ * Population counts of the four 16-bit blocks of x, each in its own 16-bit
+ * lane (SWAR: no function call per block; this runs for every entry read).
+ */
+static inline uint64
+SimhashBlockCounts(uint64 x)
 {
-	return pg_popcount32((uint32) (SimhashBlock(a, band) ^ SimhashBlock(b, band)));
+	x = x - ((x >> 1) & UINT64CONST(0x5555555555555555));
+	x = (x & UINT64CONST(0x3333333333333333)) + ((x >> 2) & UINT64CONST(0x3333333333333333));
+	x = (x + (x >> 4)) & UINT64CONST(0x0F0F0F0F0F0F0F0F);
+	return (x + (x >> 8)) & UINT64CONST(0x00FF00FF00FF00FF);
+}
+
+/* The count of band "band" (0 = most significant block) from the lanes. */
+static inline int
+SimhashLane(uint64 counts, int band)
+{
+	return (int) ((counts >> (SIMHASH_BITS - SIMHASH_BLOCK_BITS * (band + 1))) & 0xFF);
+}
+
+/* The sum of the four lanes: the Hamming distance. */
+static inline int
+SimhashLaneSum(uint64 counts)
+{
+	return (int) ((counts * UINT64CONST(0x0001000100010001)) >> 48);
 }
 
 /* Append a match to a hit list. */
@@ -56,7 +76,7 @@ SimhashHitAddTid(SimhashScanOpaque so, SimhashHitList *list, ItemPointer tid,
 	list->items[list->n].tid = *tid;
 	list->items[list->n].fp = fp;
 	list->items[list->n].isnull = isnull;
-	list->items[list->n].dist = (int16) dist;
+	list->items[list->n].dist = (int8) dist;
 	list->n++;
 }
 
@@ -208,14 +228,15 @@ SimhashLeftmostLeaf(IndexScanDesc scan, int tree)
 }
 
 /*
- * Was fp already reached by a band other than the one being read?  It was
- * if its block i is within radii[i] of the centre's for some band i.
+ * Was an entry already reached by a band other than the one being read?  It
+ * was if its block i is within radii[i] of the centre's for some band i
+ * ("counts" are its block distances from the centre).
  */
 static inline bool
-SimhashReachedBefore(uint64 fp, uint64 center, const int *radii)
+SimhashReachedBefore(uint64 counts, const int *radii)
 {
 	for (int i = 0; i < SIMHASH_NBANDS; i++)
-		if (radii[i] >= 0 && SimhashBlockDistance(fp, center, i) <= radii[i])
+		if (radii[i] >= 0 && SimhashLane(counts, i) <= radii[i])
 			return true;
 	return false;
 }
@@ -225,7 +246,7 @@ static inline bool
 SimhashMatchesQuals(SimhashScanOpaque so, uint64 fp)
 {
 	for (int i = 0; i < so->nquals; i++)
-		if (SimhashDistance(fp, so->qcenter[i]) > so->qradius[i])
+		if (SimhashLaneSum(SimhashBlockCounts(fp ^ so->qcenter[i])) > so->qradius[i])
 			return false;
 	return true;
 }
@@ -242,6 +263,7 @@ SimhashFilterBatch(SimhashScanOpaque so, int band, const int *radii, bool bucket
 	{
 		SimhashEntry *e = &so->batch[i];
 		uint64		fp;
+		uint64		counts;
 		int			dist;
 
 		if (band == SIMHASH_NULL_BAND)
@@ -250,11 +272,17 @@ SimhashFilterBatch(SimhashScanOpaque so, int band, const int *radii, bool bucket
 			continue;
 		}
 		fp = SimhashFingerprintOf(SimhashSortKeyKey(e->skey), e->rest, band);
-		if (radii && SimhashReachedBefore(fp, so->center, radii))
+		counts = SimhashBlockCounts(fp ^ so->center);
+		if (radii && SimhashReachedBefore(counts, radii))
 			continue;
 		if (!SimhashMatchesQuals(so, fp))
 			continue;
-		dist = so->ordered && !so->order_null ? SimhashDistance(fp, so->ocenter) : -1;
+		if (!so->ordered || so->order_null)
+			dist = -1;
+		else if (so->ocenter == so->center)
+			dist = SimhashLaneSum(counts);
+		else
+			dist = SimhashLaneSum(SimhashBlockCounts(fp ^ so->ocenter));
 		if (bucketed)
 			SimhashHitAdd(so, &so->buckets[dist], e->skey, fp, false, dist);
 		else

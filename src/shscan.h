@@ -31,7 +31,7 @@ typedef struct SimhashHit
 {
 	uint64		fp;				/* for index-only scans */
 	ItemPointerData tid;
-	int16		dist;			/* ORDER BY distance, -1 for NULL */
+	int8		dist;			/* ORDER BY distance, -1 for NULL */
 	bool		isnull;			/* a row with a NULL fingerprint */
 } SimhashHit;
 

@@ -125,6 +125,56 @@ SELECT count(*) FROM docs WHERE fp <@ simhash_ball(fp_of(5), 0);
 RESET enable_seqscan;
 SELECT simhash_index_check('docs_fp', true);
 
+-- one flush that spreads a leaf over hundreds of new leaves (one key, one statement)
+CREATE TABLE bulk (id int8, fp simhash64);
+CREATE INDEX bulk_fp ON bulk USING simhash (fp);
+INSERT INTO bulk SELECT i, fp_of(i) FROM generate_series(1, 100000) i;
+INSERT INTO bulk SELECT i, fp_of(5) FROM generate_series(1, 250000) i;
+SELECT simhash_index_check('bulk_fp', true);
+SET enable_seqscan = off;
+SELECT count(*) FROM bulk WHERE fp = fp_of(5);
+RESET enable_seqscan;
+-- VACUUM after deleting every other copy rewrites (and may split) those leaves
+DELETE FROM bulk WHERE id % 2 = 0 AND fp = fp_of(5);
+VACUUM bulk;
+SELECT simhash_index_check('bulk_fp', true);
+DROP TABLE bulk;
+
+-- rows buffered before a TRUNCATE or REINDEX that is rolled back are kept
+CREATE TABLE sp (id int8, fp simhash64);
+CREATE INDEX sp_fp ON sp USING simhash (fp);
+BEGIN;
+INSERT INTO sp SELECT i, fp_of(i) FROM generate_series(1, 10) i;
+SAVEPOINT s;
+TRUNCATE sp;
+INSERT INTO sp VALUES (100, fp_of(100));
+ROLLBACK TO s;
+COMMIT;
+BEGIN;
+INSERT INTO sp SELECT i, fp_of(i) FROM generate_series(11, 20) i;
+SAVEPOINT s;
+REINDEX INDEX sp_fp;
+INSERT INTO sp VALUES (101, fp_of(101));
+ROLLBACK TO s;
+COMMIT;
+SET enable_seqscan = off;
+SELECT count(*) AS found_through_index
+FROM generate_series(1, 20) i WHERE EXISTS (SELECT 1 FROM sp WHERE fp = fp_of(i));
+RESET enable_seqscan;
+SELECT simhash_index_check('sp_fp', true);
+-- and rows of a TRUNCATE's earlier incarnation are dropped at commit
+BEGIN;
+INSERT INTO sp SELECT i, fp_of(i) FROM generate_series(21, 30) i;
+TRUNCATE sp;
+INSERT INTO sp VALUES (102, fp_of(102));
+COMMIT;
+SET enable_seqscan = off;
+SELECT id FROM sp WHERE fp = fp_of(102);
+SELECT count(*) FROM sp WHERE fp = fp_of(25);
+RESET enable_seqscan;
+SELECT simhash_index_check('sp_fp', true);
+DROP TABLE sp;
+
 -- options
 CREATE INDEX docs_fp_ff ON docs USING simhash (fp) WITH (fillfactor = 60);
 SELECT (SELECT sum(leaf_pages) FROM simhash_index_stats('docs_fp_ff')) >

@@ -15,12 +15,14 @@
  *	  below, with pivot keys equal to those pages' low bounds (a page may
  *	  lack a downlink after a crash; it must then be reachable by
  *	  right-links, which the walk verifies);
- *	- the four band trees hold the same (TID, fingerprint) pairs, and the
- *	  NULL tree holds TIDs of none of them (compared by order-independent
- *	  checksums, so the check needs no memory proportional to the index);
  *	- with heapallindexed, every row visible to a fresh snapshot has its
- *	  entries (a Bloom filter of the index's pairs is probed with every
- *	  heap row, as amcheck does).
+ *	  entry, with its fingerprint, in each of the four band trees (or in the
+ *	  NULL tree): a Bloom filter of the index's (tree, TID, fingerprint)
+ *	  triples is probed with every heap row, as amcheck does.
+ *
+ * The bands need not hold exactly the same TIDs: a crash or an error between
+ * writing the bands of a batch leaves entries of dead rows in some bands
+ * only, which scans never return (the row is dead) and VACUUM removes.
  *
  * It raises ERRCODE_INDEX_CORRUPTED on the first violation.
  * simhash_index_stats() reports pages, entries and bytes per entry of each
@@ -66,7 +68,6 @@ typedef struct SimhashTreeSummary
 	int64		internal_pages;
 	int			levels;
 	int64		used_bytes;		/* leaf bytes used by entries and restarts */
-	uint64		checksum;		/* sum of mixed (TID, fingerprint) pairs */
 	uint32	   *keycounts;		/* optional: entries per key (65536) */
 } SimhashTreeSummary;
 
@@ -92,13 +93,15 @@ SimhashCorrupt(Relation index, BlockNumber blkno, const char *what)
 			 errhint("REINDEX the index.")));
 }
 
-/* Mix a (TID, fingerprint) pair into 64 bits for checksums and filters. */
+/* Mix a (tree, TID, fingerprint) triple into 64 bits for the Bloom filter. */
 static inline uint64
-SimhashPairHash(SimhashSortKey skey, uint64 fp)
+SimhashTripleHash(int tree, SimhashSortKey skey, uint64 fp)
 {
 	uint64		tidbits = skey & ((UINT64CONST(1) << SIMHASH_KEY_SHIFT) - 1);
 
-	return hash_bytes_uint32_extended((uint32) tidbits, fp ^ (tidbits >> 32) * 0x9E3779B97F4A7C15);
+	return hash_bytes_uint32_extended((uint32) tidbits,
+									  fp ^ (tidbits >> 32) * UINT64CONST(0x9E3779B97F4A7C15) ^
+									  (uint64) (tree + 1) * UINT64CONST(0xC2B2AE3D27D4EB4F));
 }
 
 /* Open an index and make sure it is a simhash index we may read. */
@@ -225,10 +228,9 @@ SimhashWalkTree(Relation index, int tree, BlockNumber root, uint16 rootlevel,
 					if (check && tree == SIMHASH_NULL_BAND &&
 						(SimhashSortKeyKey(entries[i].skey) != 0 || entries[i].rest != 0))
 						SimhashCorrupt(index, blkno, "A NULL entry has a fingerprint.");
-					sum->checksum += SimhashPairHash(entries[i].skey, fp);
 					if (filter)
 					{
-						uint64		h = SimhashPairHash(entries[i].skey, fp);
+						uint64		h = SimhashTripleHash(tree, entries[i].skey, fp);
 
 						bloom_add_element(filter, (unsigned char *) &h, sizeof(h));
 					}
@@ -319,23 +321,27 @@ SimhashCheckHeapCallback(Relation index, ItemPointer tid, Datum *values,
 						 bool *isnull, bool tupleIsAlive, void *state)
 {
 	SimhashCheckState *cs = (SimhashCheckState *) state;
-	SimhashSortKey skey;
-	uint64		fp;
-	uint64		h;
+	SimhashSortKey skey = SimhashMakeSortKey(0, tid);
+	uint64		fp = isnull[0] ? 0 : DatumGetSimhash64(values[0]);
+	bool		lacking = false;
 
 	cs->heaptuples++;
 	if (isnull[0])
 	{
-		skey = SimhashMakeSortKey(0, tid);
-		fp = 0;
+		uint64		h = SimhashTripleHash(SIMHASH_NULL_BAND, skey, 0);
+
+		lacking = bloom_lacks_element(cs->filter, (unsigned char *) &h, sizeof(h));
 	}
 	else
 	{
-		fp = DatumGetSimhash64(values[0]);
-		skey = SimhashMakeSortKey(SimhashBlock(fp, 0), tid);
+		for (int band = 0; band < SIMHASH_NBANDS && !lacking; band++)
+		{
+			uint64		h = SimhashTripleHash(band, skey, fp);
+
+			lacking = bloom_lacks_element(cs->filter, (unsigned char *) &h, sizeof(h));
+		}
 	}
-	h = SimhashPairHash(skey, fp);
-	if (bloom_lacks_element(cs->filter, (unsigned char *) &h, sizeof(h)))
+	if (lacking)
 	{
 		if (cs->missing == 0)
 			cs->first_missing = *tid;
@@ -374,28 +380,15 @@ simhash_index_check(PG_FUNCTION_ARGS)
 
 		/* the snapshot comes first: rows it sees were indexed before the walk */
 		snapshot = RegisterSnapshot(GetTransactionSnapshot());
-		cs.filter = bloom_create((int64) (reltuples * 1.5 + RelationGetNumberOfBlocks(index) * 600),
+		cs.filter = bloom_create((int64) (reltuples * 6 + RelationGetNumberOfBlocks(index) * 900),
 								 maintenance_work_mem, 0);
 	}
 
 	SimhashReadRoots(index, roots, levels);
 	memset(sums, 0, sizeof(sums));
 	for (int tree = 0; tree < SIMHASH_NTREES; tree++)
-		SimhashWalkTree(index, tree, roots[tree], levels[tree], true,
-						(tree == 0 || tree == SIMHASH_NULL_BAND) ? cs.filter : NULL,
+		SimhashWalkTree(index, tree, roots[tree], levels[tree], true, cs.filter,
 						&sums[tree]);
-
-	for (int band = 1; band < SIMHASH_NBANDS; band++)
-		if (sums[band].entries != sums[0].entries ||
-			sums[band].checksum != sums[0].checksum)
-			ereport(ERROR,
-					(errcode(ERRCODE_INDEX_CORRUPTED),
-					 errmsg("simhash index \"%s\" has inconsistent bands",
-							RelationGetRelationName(index)),
-					 errdetail("Band 0 has " INT64_FORMAT " entries, band %d has " INT64_FORMAT
-							   ", or their (TID, fingerprint) pairs differ.",
-							   sums[0].entries, band, sums[band].entries),
-					 errhint("REINDEX the index.")));
 
 	if (heapallindexed)
 	{
@@ -412,7 +405,7 @@ simhash_index_check(PG_FUNCTION_ARGS)
 		if (cs.missing > 0)
 			ereport(ERROR,
 					(errcode(ERRCODE_INDEX_CORRUPTED),
-					 errmsg("simhash index \"%s\" lacks entries for " INT64_FORMAT " of " INT64_FORMAT " rows of table \"%s\"",
+					 errmsg("simhash index \"%s\" lacks entries for " INT64_FORMAT " of " INT64_FORMAT " rows of table \"%s\" in at least one tree",
 							RelationGetRelationName(index), cs.missing, cs.heaptuples,
 							RelationGetRelationName(heap)),
 					 errdetail("The first row without entries is at (%u,%u).",

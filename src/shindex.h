@@ -309,6 +309,11 @@ extern Buffer SimhashMoveRight(Relation index, Buffer buf, SimhashSortKey target
 							   int access);
 extern void SimhashInsertSorted(Relation index, int band,
 								SimhashEntry *entries, int n);
+extern int	SimhashLeafReplace(Relation index, int band, Buffer buf,
+							   const SimhashEntry *entries, int n,
+							   SimhashPivot **pivots);
+extern void SimhashInsertPivots(Relation index, int band, uint16 level,
+								SimhashPivot *pivots, int n);
 
 /* shinsert.c: aminsert and the per-transaction pending entries */
 extern bool shinsert(Relation index, Datum *values, bool *isnull,

@@ -21,12 +21,13 @@
  *	  entry is flushed before a plan that may start workers (ExecutorStart);
  *	- the batch is flushed whenever it reaches work_mem.
  *
- * If the index is dropped, truncated or rebuilt before the flush (its
- * relfilenode changed), the pending rows are discarded: the new index was
- * built from the heap and has them already, or they belonged to rows that
- * are gone.  Rows of aborted subtransactions are flushed like any others;
- * their entries point to dead tuples, which VACUUM removes, exactly as for
- * any index.
+ * Rows are kept per relfilenode of the index and written only to the one
+ * they were inserted under: after TRUNCATE or REINDEX (a new relfilenode,
+ * built from the heap) the older rows wait, and are written if a rollback to
+ * a savepoint brings their relfilenode back, or dropped at commit.  If the
+ * index is dropped, they go with it.  Rows of aborted subtransactions are
+ * written like any others; their entries point to dead tuples, which VACUUM
+ * removes, exactly as for any index.
  *
  * Copyright (c) 2026, the simhash authors
  *
@@ -57,14 +58,27 @@ typedef struct SimhashPendingRow
 	bool		isnull;
 } SimhashPendingRow;
 
-/* the buffered rows of one index */
-typedef struct SimhashPendingIndex
+/* rows buffered for one relfilenode of an index */
+typedef struct SimhashPendingGroup
 {
-	Oid			indexoid;		/* hash key */
-	RelFileNode node;			/* the relfilenode the rows were meant for */
+	RelFileNode node;
 	SimhashPendingRow *rows;
 	int			nrows;
 	int			maxrows;
+} SimhashPendingGroup;
+
+/*
+ * The buffered rows of one index, grouped by the relfilenode the index had
+ * when they were inserted: TRUNCATE or REINDEX give the index a new one,
+ * and rolling back to a savepoint before them restores the old one, whose
+ * rows are then needed again.  Only the group of the current relfilenode
+ * is ever written; the others are dropped at the end of the transaction.
+ */
+typedef struct SimhashPendingIndex
+{
+	Oid			indexoid;		/* hash key */
+	int			ngroups;
+	SimhashPendingGroup *groups;
 } SimhashPendingIndex;
 
 /* pending rows of the current transaction, in TopTransactionContext */
@@ -73,9 +87,9 @@ static int	pending_total = 0;
 
 static ExecutorStart_hook_type prev_ExecutorStart = NULL;
 
-/* Write the pending rows of one index into its trees. */
+/* Write a group of pending rows into the index's trees, and empty it. */
 static void
-SimhashWritePending(Relation index, SimhashPendingIndex *p)
+SimhashWritePending(Relation index, SimhashPendingGroup *p)
 {
 	MemoryContext tmp = AllocSetContextCreate(CurrentMemoryContext,
 											  "simhash flush",
@@ -125,6 +139,16 @@ SimhashWritePending(Relation index, SimhashPendingIndex *p)
 	p->nrows = 0;
 }
 
+/* The group of rows for the index's current relfilenode, or NULL. */
+static SimhashPendingGroup *
+SimhashCurrentGroup(SimhashPendingIndex *p, Relation index)
+{
+	for (int i = 0; i < p->ngroups; i++)
+		if (RelFileNodeEquals(p->groups[i].node, index->rd_node))
+			return &p->groups[i];
+	return NULL;
+}
+
 /*
  * Flush the pending rows of one open index, if any (scans call this so
  * that the transaction sees its own inserts).
@@ -133,21 +157,17 @@ void
 SimhashFlushPending(Relation index)
 {
 	SimhashPendingIndex *p;
+	SimhashPendingGroup *g;
 	Oid			oid = RelationGetRelid(index);
 
-	if (pending == NULL)
+	if (pending == NULL || pending_total == 0)
 		return;
 	p = hash_search(pending, &oid, HASH_FIND, NULL);
-	if (p == NULL || p->nrows == 0)
+	if (p == NULL)
 		return;
-	if (RelFileNodeEquals(p->node, index->rd_node))
-		SimhashWritePending(index, p);
-	else
-	{
-		/* rebuilt or truncated since: the new index already has the rows */
-		pending_total -= p->nrows;
-		p->nrows = 0;
-	}
+	g = SimhashCurrentGroup(p, index);
+	if (g != NULL && g->nrows > 0)
+		SimhashWritePending(index, g);
 }
 
 /* Flush the pending rows of every index (pre-commit, parallel queries). */
@@ -163,9 +183,7 @@ SimhashFlushAllPending(void)
 	while ((p = hash_seq_search(&status)) != NULL)
 	{
 		Relation	index;
-
-		if (p->nrows == 0)
-			continue;
+		SimhashPendingGroup *g;
 
 		/*
 		 * The transaction holds RowExclusiveLock on the index since it
@@ -173,16 +191,14 @@ SimhashFlushAllPending(void)
 		 * created in an aborted subtransaction), the rows go with it.
 		 */
 		index = try_relation_open(p->indexoid, RowExclusiveLock);
-		if (index == NULL)
+		if (index != NULL)
 		{
-			pending_total -= p->nrows;
-			p->nrows = 0;
-			continue;
+			g = SimhashCurrentGroup(p, index);
+			if (g != NULL && g->nrows > 0)
+				SimhashWritePending(index, g);
+			relation_close(index, RowExclusiveLock);
 		}
-		SimhashFlushPending(index);
-		relation_close(index, RowExclusiveLock);
 	}
-	Assert(pending_total == 0);
 }
 
 /* Flush at pre-commit; forget everything at the end of the transaction. */
@@ -239,6 +255,7 @@ shinsert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 {
 	Oid			oid = RelationGetRelid(index);
 	SimhashPendingIndex *p;
+	SimhashPendingGroup *g;
 	bool		found;
 	SimhashPendingRow *row;
 
@@ -260,34 +277,37 @@ shinsert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 	p = hash_search(pending, &oid, HASH_ENTER, &found);
 	if (!found)
 	{
-		p->node = index->rd_node;
-		p->maxrows = 64;
-		p->nrows = 0;
-		p->rows = MemoryContextAlloc(TopTransactionContext,
-									 sizeof(SimhashPendingRow) * p->maxrows);
+		p->ngroups = 0;
+		p->groups = NULL;
 	}
-	else if (!RelFileNodeEquals(p->node, index->rd_node))
+	g = SimhashCurrentGroup(p, index);
+	if (g == NULL)
 	{
-		/* rows buffered for an earlier incarnation of the index */
-		pending_total -= p->nrows;
-		p->nrows = 0;
-		p->node = index->rd_node;
+		p->groups = p->groups ?
+			repalloc(p->groups, sizeof(SimhashPendingGroup) * (p->ngroups + 1)) :
+			MemoryContextAlloc(TopTransactionContext, sizeof(SimhashPendingGroup));
+		g = &p->groups[p->ngroups++];
+		g->node = index->rd_node;
+		g->maxrows = 64;
+		g->nrows = 0;
+		g->rows = MemoryContextAlloc(TopTransactionContext,
+									 sizeof(SimhashPendingRow) * g->maxrows);
 	}
 
-	if (p->nrows == p->maxrows)
+	if (g->nrows == g->maxrows)
 	{
-		p->maxrows *= 2;
-		p->rows = repalloc_huge(p->rows, sizeof(SimhashPendingRow) * p->maxrows);
+		g->maxrows *= 2;
+		g->rows = repalloc_huge(g->rows, sizeof(SimhashPendingRow) * g->maxrows);
 	}
-	row = &p->rows[p->nrows++];
+	row = &g->rows[g->nrows++];
 	row->isnull = isnull[0];
 	row->fp = isnull[0] ? 0 : DatumGetSimhash64(values[0]);
 	row->tid = *ht_ctid;
 	pending_total++;
 
 	/* bound the memory: a batch of work_mem is plenty to amortize */
-	if ((Size) p->nrows * sizeof(SimhashPendingRow) >= (Size) work_mem * 1024)
-		SimhashWritePending(index, p);
+	if ((Size) g->nrows * sizeof(SimhashPendingRow) >= (Size) work_mem * 1024)
+		SimhashWritePending(index, g);
 
 	return false;
 }

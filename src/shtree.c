@@ -49,8 +49,6 @@
 /* target fill of pages produced by a split, percent */
 #define SIMHASH_SPLIT_FILL		90
 
-static void SimhashInsertPivots(Relation index, int band, uint16 level,
-								SimhashPivot *pivots, int n);
 
 /* Complain if a page is not a tree page of the expected band and level. */
 static void
@@ -278,80 +276,119 @@ SimhashLeafFirstKey(Page page)
 /*
  * Write the images pages[1..n) to new buffers and pages[0] over "buf",
  * chaining them with right-links and high keys; fills pivots[0..n-2] with
- * the downlinks the new pages need.  "buf" stays locked; new buffers are
- * released.  Used for leaves and internal pages alike.
+ * the downlinks the new pages need.  "buf" stays locked.  Used for leaves
+ * and internal pages alike.
+ *
+ * The new pages are written right to left, each linking to the one written
+ * before it, at most MAX_GENERIC_XLOG_PAGES per WAL record and locked only
+ * while being written (a split can make hundreds of pages).  Nothing points
+ * to them until the original page is rewritten last, in one record with its
+ * new contents and right-link: a crash before that loses nothing.
  */
 static void
 SimhashWriteSplit(Relation index, Buffer buf, Page *pages, int n,
 				  SimhashSortKey *lows, SimhashPivot *pivots)
 {
-	Page		orig = BufferGetPage(buf);
-	SimhashPageOpaque origop = SimhashPageGetOpaque(orig);
-	BlockNumber *blknos = palloc(sizeof(BlockNumber) * n);
-	Buffer	   *bufs = palloc(sizeof(Buffer) * n);
-	int			i;
+	SimhashPageOpaque origop = SimhashPageGetOpaque(BufferGetPage(buf));
+	BlockNumber next = origop->rightlink;
+	int			i = n - 1;
+	GenericXLogState *state;
 
-	/* allocate the new pages and link the chain in the images */
-	for (i = 1; i < n; i++)
+	while (i >= 1)
 	{
-		bufs[i] = SimhashNewBuffer(index);
-		blknos[i] = BufferGetBlockNumber(bufs[i]);
-	}
-	for (i = 0; i < n; i++)
-	{
-		SimhashPageOpaque op = SimhashPageGetOpaque(pages[i]);
-
-		if (i < n - 1)
-		{
-			op->high = lows[i + 1];
-			op->rightlink = blknos[i + 1];
-			op->flags &= ~SIMHASH_RIGHTMOST;
-		}
-		else
-		{
-			op->high = origop->high;
-			op->rightlink = origop->rightlink;
-			op->flags = (op->flags & ~SIMHASH_RIGHTMOST) |
-				(origop->flags & SIMHASH_RIGHTMOST);
-		}
-	}
-
-	/*
-	 * WAL: the new pages first, up to four per record; nothing points to
-	 * them yet, so a crash here loses nothing.  Then the original page, whose
-	 * new contents and right-link make them part of the tree atomically.
-	 */
-	for (i = n - 1; i >= 1;)
-	{
-		GenericXLogState *state = GenericXLogStart(index);
+		Buffer		bufs[MAX_GENERIC_XLOG_PAGES];
 		int			k;
 
+		state = GenericXLogStart(index);
 		for (k = 0; k < MAX_GENERIC_XLOG_PAGES && i >= 1; k++, i--)
 		{
-			Page		p = GenericXLogRegisterBuffer(state, bufs[i],
-													  GENERIC_XLOG_FULL_IMAGE);
+			SimhashPageOpaque op = SimhashPageGetOpaque(pages[i]);
+			Page		p;
 
+			bufs[k] = SimhashNewBuffer(index);
+			if (i == n - 1)
+			{
+				op->high = origop->high;
+				op->flags = (op->flags & ~SIMHASH_RIGHTMOST) |
+					(origop->flags & SIMHASH_RIGHTMOST);
+			}
+			else
+			{
+				op->high = lows[i + 1];
+				op->flags &= ~SIMHASH_RIGHTMOST;
+			}
+			op->rightlink = next;
+			p = GenericXLogRegisterBuffer(state, bufs[k], GENERIC_XLOG_FULL_IMAGE);
 			memcpy(p, pages[i], BLCKSZ);
+			next = BufferGetBlockNumber(bufs[k]);
+			pivots[i - 1].skey_hi = (uint32) (lows[i] >> 32);
+			pivots[i - 1].skey_lo = (uint32) lows[i];
+			pivots[i - 1].child = next;
 		}
 		GenericXLogFinish(state);
+		while (k > 0)
+			UnlockReleaseBuffer(bufs[--k]);
 	}
-	{
-		GenericXLogState *state = GenericXLogStart(index);
-		Page		p = GenericXLogRegisterBuffer(state, buf, GENERIC_XLOG_FULL_IMAGE);
 
-		memcpy(p, pages[0], BLCKSZ);
+	/* the original page, pointing to the first new page */
+	{
+		SimhashPageOpaque op = SimhashPageGetOpaque(pages[0]);
+
+		op->high = lows[1];
+		op->rightlink = next;
+		op->flags &= ~SIMHASH_RIGHTMOST;
+		state = GenericXLogStart(index);
+		memcpy(GenericXLogRegisterBuffer(state, buf, GENERIC_XLOG_FULL_IMAGE),
+			   pages[0], BLCKSZ);
 		GenericXLogFinish(state);
 	}
+}
 
-	for (i = 1; i < n; i++)
+/*
+ * Replace the contents of the exclusively locked leaf "buf" with the sorted
+ * entries[0..n), spreading them over new right siblings when they do not
+ * fit.  "buf" stays locked.  Returns the number of downlinks the caller
+ * must insert at level 1 (with SimhashInsertPivots, after unlocking), and
+ * sets *pivots to them.
+ */
+int
+SimhashLeafReplace(Relation index, int band, Buffer buf,
+				   const SimhashEntry *entries, int n, SimhashPivot **pivots)
+{
+	Page		page = BufferGetPage(buf);
+	int			npages;
+	Page	   *pages;
+	SimhashSortKey *lows;
+
+	*pivots = NULL;
+	pages = SimhashLayoutLeaves(band, entries, n, &npages);
+	if (npages == 1)
 	{
-		pivots[i - 1].skey_hi = (uint32) (lows[i] >> 32);
-		pivots[i - 1].skey_lo = (uint32) lows[i];
-		pivots[i - 1].child = blknos[i];
-		UnlockReleaseBuffer(bufs[i]);
+		SimhashPageOpaque op = SimhashPageGetOpaque(page);
+		SimhashPageOpaque np = SimhashPageGetOpaque(pages[0]);
+		GenericXLogState *state;
+
+		np->high = op->high;
+		np->rightlink = op->rightlink;
+		np->flags = op->flags;
+		state = GenericXLogStart(index);
+		memcpy(GenericXLogRegisterBuffer(state, buf, 0), pages[0], BLCKSZ);
+		GenericXLogFinish(state);
+		pfree(pages[0]);
+		pfree(pages);
+		return 0;
 	}
-	pfree(blknos);
-	pfree(bufs);
+
+	lows = palloc(sizeof(SimhashSortKey) * npages);
+	for (int i = 0; i < npages; i++)
+		lows[i] = SimhashLeafFirstKey(pages[i]);
+	*pivots = palloc(sizeof(SimhashPivot) * npages);
+	SimhashWriteSplit(index, buf, pages, npages, lows, *pivots);
+	for (int i = 0; i < npages; i++)
+		pfree(pages[i]);
+	pfree(pages);
+	pfree(lows);
+	return npages - 1;
 }
 
 /*
@@ -368,9 +405,7 @@ SimhashLeafInsert(Relation index, int band, Buffer buf,
 	SimhashEntry *all;
 	int			nold,
 				nall,
-				npages;
-	Page	   *pages;
-	SimhashSortKey *lows;
+				npivots;
 	SimhashPivot *pivots;
 
 	/* a few entries: append them, logging a few dozen bytes */
@@ -392,38 +427,16 @@ SimhashLeafInsert(Relation index, int band, Buffer buf,
 	all = palloc(sizeof(SimhashEntry) * (nold + n));
 	nall = SimhashMergeEntries(old, nold, entries, n, all);
 	pfree(old);
-
-	pages = SimhashLayoutLeaves(band, all, nall, &npages);
-	if (npages == 1)
-	{
-		SimhashPageOpaque op = SimhashPageGetOpaque(page);
-		SimhashPageOpaque np = SimhashPageGetOpaque(pages[0]);
-
-		np->high = op->high;
-		np->rightlink = op->rightlink;
-		np->flags = op->flags;
-		state = GenericXLogStart(index);
-		memcpy(GenericXLogRegisterBuffer(state, buf, 0), pages[0], BLCKSZ);
-		GenericXLogFinish(state);
-		UnlockReleaseBuffer(buf);
-		return;
-	}
-
-	lows = palloc(sizeof(SimhashSortKey) * npages);
-	for (int i = 0; i < npages; i++)
-		lows[i] = SimhashLeafFirstKey(pages[i]);
-	pivots = palloc(sizeof(SimhashPivot) * npages);
-	SimhashWriteSplit(index, buf, pages, npages, lows, pivots);
+	npivots = SimhashLeafReplace(index, band, buf, all, nall, &pivots);
 	UnlockReleaseBuffer(buf);
+	pfree(all);
 
 	/* step 2: downlinks for the new leaves */
-	SimhashInsertPivots(index, band, 1, pivots, npages - 1);
-	for (int i = 0; i < npages; i++)
-		pfree(pages[i]);
-	pfree(pages);
-	pfree(lows);
-	pfree(pivots);
-	pfree(all);
+	if (npivots > 0)
+	{
+		SimhashInsertPivots(index, band, 1, pivots, npivots);
+		pfree(pivots);
+	}
 }
 
 /*
@@ -480,7 +493,7 @@ SimhashNewRoot(Relation index, int band, uint16 level, SimhashPivot *pivots, int
  * of "level", splitting them as needed, and growing a new root when the
  * level does not exist yet.
  */
-static void
+void
 SimhashInsertPivots(Relation index, int band, uint16 level,
 					SimhashPivot *pivots, int n)
 {

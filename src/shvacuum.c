@@ -10,7 +10,9 @@
  * are reached later, and entries moved out of a page already cleaned were
  * already cleaned.  Leaves with dead entries are rewritten (which also
  * folds their append area into the sorted area); their freed space takes
- * later insertions of their key range.  Pages are never deleted.
+ * later insertions of their key range.  Pages are never deleted.  A
+ * rewrite can even split a leaf (see below); its new right siblings are on
+ * the walk's way and are visited too, which does no harm.
  *
  * An exclusive lock (not a cleanup lock) suffices: scans never hold a
  * position inside a page across returning a tuple (see shscan.c).
@@ -59,9 +61,11 @@ SimhashVacuumTree(IndexVacuumInfo *info, int tree, BlockNumber root, uint16 root
 	for (;;)
 	{
 		Page		page = BufferGetPage(buf);
-		SimhashPageOpaque op = SimhashPageGetOpaque(page);
+		SimhashPageOpaque op;
 		int			n = SimhashLeafDecode(page, entries);
 		int			kept = n;
+		SimhashPivot *pivots = NULL;
+		int			npivots = 0;
 
 		vacuum_delay_point();
 		if (callback)
@@ -75,17 +79,15 @@ SimhashVacuumTree(IndexVacuumInfo *info, int tree, BlockNumber root, uint16 root
 				if (!callback(&tid, callback_state))
 					entries[kept++] = entries[i];
 			}
-			if (kept < n)
-			{
-				GenericXLogState *state = GenericXLogStart(index);
-				Page		p = GenericXLogRegisterBuffer(state, buf, 0);
-				int			written PG_USED_FOR_ASSERTS_ONLY;
 
-				/* the survivors always fit where all of them were */
-				written = SimhashLeafFill(p, entries, kept, SimhashLeafCapacity);
-				Assert(written == kept);
-				GenericXLogFinish(state);
-			}
+			/*
+			 * Rewrite the leaf without the dead entries.  Delta encoding is
+			 * not monotone (removing an entry can lengthen its successor's
+			 * delta and shift the restarts), so the survivors may need a
+			 * new right sibling; the walk then visits it too, harmlessly.
+			 */
+			if (kept < n)
+				npivots = SimhashLeafReplace(index, tree, buf, entries, kept, &pivots);
 		}
 		if (counted)
 		{
@@ -93,8 +95,14 @@ SimhashVacuumTree(IndexVacuumInfo *info, int tree, BlockNumber root, uint16 root
 			counts->removed += n - kept;
 		}
 
+		op = SimhashPageGetOpaque(BufferGetPage(buf));
 		next = (op->flags & SIMHASH_RIGHTMOST) ? InvalidBlockNumber : op->rightlink;
 		UnlockReleaseBuffer(buf);
+		if (npivots > 0)
+		{
+			SimhashInsertPivots(index, tree, 1, pivots, npivots);
+			pfree(pivots);
+		}
 		if (next == InvalidBlockNumber)
 			break;
 		buf = ReadBuffer(index, next);

@@ -122,15 +122,29 @@ SimhashEnumerateRing(uint16 center, int bits, uint16 *out)
 	return n;
 }
 
-/* Estimated cost of probing one band with radius r (-1: not probed). */
+/* Number of keys within r bits of a key: sum of C(16, i) for i <= r. */
 static double
+SimhashBallSize(int r)
+{
+	static double sizes[SIMHASH_BLOCK_BITS + 1];
+	static bool ready = false;
+
+	if (!ready)
+	{
+		double		sum = 0;
+
+		for (int i = 0; i <= SIMHASH_BLOCK_BITS; i++)
+			sizes[i] = (sum += SimhashRingSize(i));
+		ready = true;
+	}
+	return r < 0 ? 0 : sizes[Min(r, SIMHASH_BLOCK_BITS)];
+}
+
+/* Estimated cost of probing one band with radius r (-1: not probed). */
+static inline double
 SimhashBandCost(int r, double per_key)
 {
-	double		probes = 0;
-
-	for (int i = 0; i <= r; i++)
-		probes += SimhashRingSize(i);
-	return probes * (SIMHASH_PROBE_COST + per_key);
+	return SimhashBallSize(r) * (SIMHASH_PROBE_COST + per_key);
 }
 
 /*

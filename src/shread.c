@@ -273,9 +273,12 @@ SimhashFilterBatch(SimhashScanOpaque so, int band, const int *radii, bool bucket
 		}
 		fp = SimhashFingerprintOf(SimhashSortKeyKey(e->skey), e->rest, band);
 		counts = SimhashBlockCounts(fp ^ so->center);
+		/* the tightest qual (or none: radius 64) first: most entries fail it */
+		if (SimhashLaneSum(counts) > so->radius)
+			continue;
 		if (radii && SimhashReachedBefore(counts, radii))
 			continue;
-		if (!SimhashMatchesQuals(so, fp))
+		if (so->nquals > 1 && !SimhashMatchesQuals(so, fp))
 			continue;
 		if (!so->ordered || so->order_null)
 			dist = -1;

@@ -76,11 +76,25 @@ SELECT id, fp <-> fp_of(7) AS d FROM docs WHERE fp <@ simhash_ball(fp_of(7), 2)
 	ORDER BY fp <-> fp_of(7), id LIMIT 3;
 SELECT count(*) FROM (SELECT id FROM docs WHERE fp <@ simhash_ball(fp_of(7), 3)
 	ORDER BY fp <-> fp_flip(fp_of(7), 15)) s;
--- index-only scans: the index holds the fingerprints
+-- no index-only scans (scans do not keep leaves pinned), and no full-index
+-- scans for count(*); when forced, a full index-only scan still answers
 VACUUM docs;
 EXPLAIN (COSTS OFF) SELECT fp FROM docs WHERE fp <@ simhash_ball(fp_of(7), 1);
 SELECT fp FROM docs WHERE fp <@ simhash_ball(fp_of(7), 1);
-SELECT count(*) FROM docs;
+ANALYZE tiny;
+SET enable_seqscan = on;
+EXPLAIN (COSTS OFF) SELECT count(*) FROM tiny;
+SET enable_seqscan = off; SET enable_bitmapscan = off;
+EXPLAIN (COSTS OFF) SELECT count(*) FROM tiny;
+SELECT count(*) FROM tiny;
+SET enable_bitmapscan = on;
+-- a radius around one centre, ordered by the distance to another
+SELECT count(*) AS sorted_by_far_centre FROM (
+	SELECT id FROM docs WHERE fp <@ simhash_ball(fp_of(7), 3)
+	ORDER BY fp <-> ((fp_of(7)::int8) # (-1)::int8)::simhash64 LIMIT 50) s;
+SELECT array_agg(d) AS distances_to_far_centre FROM (
+	SELECT fp <-> ((fp_of(7)::int8) # (-1)::int8)::simhash64 AS d FROM docs
+	WHERE fp = fp_of(7) ORDER BY fp <-> ((fp_of(7)::int8) # (-1)::int8)::simhash64) s;
 -- a NULL query matches nothing; a NULL ORDER BY argument orders nothing
 SELECT count(*) FROM docs WHERE fp <@ simhash_ball(NULL, 3);
 SELECT count(*) FROM docs WHERE fp <@ NULL::simhash_ball;
@@ -174,6 +188,55 @@ SELECT count(*) FROM sp WHERE fp = fp_of(25);
 RESET enable_seqscan;
 SELECT simhash_index_check('sp_fp', true);
 DROP TABLE sp;
+
+-- TRUNCATE of a table created in the same transaction works in place: the
+-- rows buffered before it must not reach the index afterwards
+BEGIN;
+CREATE TABLE tr (id int8, fp simhash64);
+CREATE INDEX tr_fp ON tr USING simhash (fp);
+INSERT INTO tr VALUES (1, 'aaaaaaaaaaaaaaaa');
+TRUNCATE tr;
+INSERT INTO tr VALUES (2, '5555555555555555');
+COMMIT;
+SET enable_seqscan = off;
+SELECT id FROM tr WHERE fp = 'aaaaaaaaaaaaaaaa';
+SELECT id FROM tr WHERE fp = '5555555555555555';
+RESET enable_seqscan;
+SELECT simhash_index_check('tr_fp', true);
+DROP TABLE tr;
+
+-- moving the index to another tablespace keeps the rows buffered before
+SET allow_in_place_tablespaces = on;
+CREATE TABLESPACE simhash_ts LOCATION '';
+CREATE TABLE ts (id int8, fp simhash64);
+CREATE INDEX ts_fp ON ts USING simhash (fp);
+BEGIN;
+INSERT INTO ts SELECT i, fp_of(i) FROM generate_series(1, 100) i;
+ALTER INDEX ts_fp SET TABLESPACE simhash_ts;
+COMMIT;
+SELECT simhash_index_check('ts_fp', true);
+SET enable_seqscan = off;
+SELECT count(*) FROM generate_series(1, 100) i WHERE EXISTS (SELECT 1 FROM ts WHERE fp = fp_of(i));
+RESET enable_seqscan;
+DROP TABLE ts;
+DROP TABLESPACE simhash_ts;
+RESET allow_in_place_tablespaces;
+
+-- a flush interrupted by a statement timeout inside a savepoint is retried
+-- without writing any entry twice
+CREATE TABLE intr (id int8, fp simhash64);
+CREATE INDEX intr_fp ON intr USING simhash (fp);
+INSERT INTO intr SELECT i, fp_of(i) FROM generate_series(1, 200000) i;
+BEGIN;
+INSERT INTO intr SELECT i, fp_of(i) FROM generate_series(200001, 230000) i;
+SAVEPOINT s;
+SET LOCAL statement_timeout = '2ms';
+SELECT count(*) FROM intr WHERE fp <@ simhash_ball(fp_of(3), 0);
+ROLLBACK TO s;
+COMMIT;
+SELECT simhash_index_check('intr_fp', true);
+SELECT tree, entries FROM simhash_index_stats('intr_fp');
+DROP TABLE intr;
 
 -- options
 CREATE INDEX docs_fp_ff ON docs USING simhash (fp) WITH (fillfactor = 60);

@@ -94,6 +94,32 @@ DROP POLICY even_rows ON docs;
 REVOKE SELECT ON docs FROM simhash_reader;
 DROP ROLE simhash_reader;
 
+-- simhash_within() with another column of the same table is no index condition
+ALTER TABLE docs ADD COLUMN fp2 simhash64;
+UPDATE docs SET fp2 = fp;
+EXPLAIN (COSTS OFF) SELECT count(*) FROM docs WHERE simhash_within(fp, fp2, 3);
+SELECT count(*) FROM docs WHERE simhash_within(fp, fp2, 3);
+ALTER TABLE docs DROP COLUMN fp2;
+-- TABLESAMPLE is respected
+SELECT count(*) FROM docs TABLESAMPLE BERNOULLI (0) WHERE fp <-> fp_of(5) <= 3;
+-- a bound at the end of bigint, with <, in a generic plan
+PREPARE lt(int8) AS SELECT count(*) FROM docs WHERE fp <-> fp_of(5) < $1;
+SET plan_cache_mode = force_generic_plan;
+EXECUTE lt(-9223372036854775808);
+EXECUTE lt(9223372036854775807);
+RESET plan_cache_mode;
+DEALLOCATE lt;
+-- columns of balls, and functions returning balls, are estimated without harm
+CREATE TABLE balls (b simhash_ball);
+INSERT INTO balls VALUES ('0123456789abcdef/3'), ('fedcba9876543210/64');
+ANALYZE balls;
+SELECT count(*) FROM balls WHERE b @> '0123456789abcdee'::simhash64;
+CREATE FUNCTION zero_ball() RETURNS simhash_ball LANGUAGE sql AS $$ SELECT '0000000000000000/0'::simhash_ball $$;
+SELECT count(*) FROM docs d, balls WHERE d.fp <@ zero_ball() AND balls.b IS NOT NULL;
+SELECT count(*) FROM docs d JOIN balls ON d.fp <@ balls.b;
+DROP TABLE balls;
+DROP FUNCTION zero_ball();
+
 -- partitioned tables: each partition's index
 CREATE TABLE parted (id int8, fp simhash64) PARTITION BY HASH (id);
 CREATE TABLE parted_0 PARTITION OF parted FOR VALUES WITH (MODULUS 2, REMAINDER 0);

@@ -29,11 +29,13 @@ RETURNS TABLE (q simhash64, k int, kind text, got int8[], expected int8[])
 LANGUAGE plpgsql AS $$
 DECLARE
 	idx int8[]; bmp int8[]; seq int8[];
-	knn_i int[]; knn_s int[]; knnr_i int[]; knnr_s int[];
+	knn_i int[]; knn_s int[]; knnr_i int[]; knnr_s int[]; knno_i int[]; knno_s int[];
+	q2 simhash64;
 	plan text;
 BEGIN
 	FOR i IN 1 .. array_length(qs, 1) LOOP
 		q := qs[i]; k := ks[i];
+		q2 := (q::int8 # (hashint8(i) :: int8 << 20))::simhash64;
 		PERFORM set_config('enable_seqscan', 'off', true);
 		PERFORM set_config('enable_bitmapscan', 'off', true);
 		PERFORM set_config('enable_indexscan', 'on', true);
@@ -46,6 +48,7 @@ BEGIN
 		EXECUTE format('SELECT array_agg(id ORDER BY id) FROM %I WHERE fp <@ simhash_ball(%L, %s)', tab, q, k) INTO idx;
 		EXECUTE format('SELECT array_agg(d ORDER BY n) FROM (SELECT fp <-> %L AS d, row_number() OVER () AS n FROM (SELECT fp FROM %I ORDER BY fp <-> %L LIMIT 20) s) t', q, tab, q) INTO knn_i;
 		EXECUTE format('SELECT array_agg(d ORDER BY n) FROM (SELECT fp <-> %L AS d, row_number() OVER () AS n FROM (SELECT fp FROM %I WHERE fp <@ simhash_ball(%L, %s) ORDER BY fp <-> %L LIMIT 10) s) t', q, tab, q, k, q) INTO knnr_i;
+		EXECUTE format('SELECT array_agg(d ORDER BY n) FROM (SELECT fp <-> %L AS d, row_number() OVER () AS n FROM (SELECT fp FROM %I WHERE fp <@ simhash_ball(%L, %s) ORDER BY fp <-> %L LIMIT 10) s) t', q2, tab, q, k, q2) INTO knno_i;
 		PERFORM set_config('enable_indexscan', 'off', true);
 		PERFORM set_config('enable_bitmapscan', 'on', true);
 		EXECUTE format('SELECT array_agg(id ORDER BY id) FROM %I WHERE fp <@ simhash_ball(%L, %s)', tab, q, k) INTO bmp;
@@ -54,6 +57,7 @@ BEGIN
 		EXECUTE format('SELECT array_agg(id ORDER BY id) FROM %I WHERE hamming(fp, %L) <= %s', tab, q, k) INTO seq;
 		EXECUTE format('SELECT array_agg(d ORDER BY d) FROM (SELECT hamming(fp, %L) AS d FROM %I ORDER BY 1 LIMIT 20) s', q, tab) INTO knn_s;
 		EXECUTE format('SELECT array_agg(d ORDER BY d) FROM (SELECT hamming(fp, %L) AS d FROM %I WHERE hamming(fp, %L) <= %s ORDER BY 1 LIMIT 10) s', q, tab, q, k) INTO knnr_s;
+		EXECUTE format('SELECT array_agg(d ORDER BY d) FROM (SELECT hamming(fp, %L) AS d FROM %I WHERE hamming(fp, %L) <= %s ORDER BY 1 LIMIT 10) s', q2, tab, q, k) INTO knno_s;
 		IF idx IS DISTINCT FROM seq THEN
 			kind := 'index scan'; got := idx; expected := seq; RETURN NEXT;
 		END IF;
@@ -65,6 +69,9 @@ BEGIN
 		END IF;
 		IF knnr_i IS DISTINCT FROM knnr_s THEN
 			kind := 'nearest 10 within k'; got := knnr_i; expected := knnr_s; RETURN NEXT;
+		END IF;
+		IF knno_i IS DISTINCT FROM knno_s THEN
+			kind := 'nearest 10 to another centre within k'; got := knno_i; expected := knno_s; RETURN NEXT;
 		END IF;
 	END LOOP;
 END $$;

@@ -239,8 +239,8 @@ SimhashMatchRadiusClause(PlannerInfo *root, RelOptInfo *rel, RestrictInfo *rinfo
 }
 
 /*
- * The radius k' as an int4 expression: the bound (any integer type) plus
- * the adjustment, clamped to [-1, 64] so that it cannot overflow.
+ * The radius k' as an int4 expression: the bound (any integer type) clamped
+ * to [-1, 65], plus the adjustment (0 or -1).
  */
 static Expr *
 SimhashRadiusExpr(Node *bound, int adjust)
@@ -260,29 +260,26 @@ SimhashRadiusExpr(Node *bound, int adjust)
 		v = (type == INT8OID) ? DatumGetInt64(c->constvalue) :
 			(type == INT2OID) ? DatumGetInt16(c->constvalue) :
 			DatumGetInt32(c->constvalue);
-		v = Max(Min(v, SIMHASH_BITS), -2) + adjust;
+		v = Max(Min(v, SIMHASH_BITS + 1), -1) + adjust;
 		return (Expr *) makeConst(INT4OID, -1, InvalidOid, sizeof(int32),
 								  Int32GetDatum((int32) Max(v, -1)), false, true);
 	}
 
-	/* int4(greatest(least(int8(k) + adjust, 64), -1)) */
+	/*
+	 * int4(greatest(least(int8(k), 65), -1) + adjust): clamped before the
+	 * adjustment, so that no bound can overflow
+	 */
 	if (type == INT8OID)
 		k8 = (Expr *) bound;
 	else
 		k8 = (Expr *) makeFuncExpr(type == INT2OID ? F_INT8_INT2 : F_INT8_INT4, INT8OID,
 								   list_make1(bound), InvalidOid, InvalidOid,
 								   COERCE_EXPLICIT_CAST);
-	if (adjust != 0)
-		k8 = (Expr *) makeFuncExpr(F_INT8PL, INT8OID,
-								   list_make2(k8, makeConst(INT8OID, -1, InvalidOid, sizeof(int64),
-															Int64GetDatum(adjust), false,
-															FLOAT8PASSBYVAL)),
-								   InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);
 	lo = makeNode(MinMaxExpr);
 	lo->minmaxtype = INT8OID;
 	lo->op = IS_LEAST;
 	lo->args = list_make2(k8, makeConst(INT8OID, -1, InvalidOid, sizeof(int64),
-										Int64GetDatum(SIMHASH_BITS), false, FLOAT8PASSBYVAL));
+										Int64GetDatum(SIMHASH_BITS + 1), false, FLOAT8PASSBYVAL));
 	lo->location = -1;
 	hi = makeNode(MinMaxExpr);
 	hi->minmaxtype = INT8OID;
@@ -290,7 +287,14 @@ SimhashRadiusExpr(Node *bound, int adjust)
 	hi->args = list_make2(lo, makeConst(INT8OID, -1, InvalidOid, sizeof(int64),
 										Int64GetDatum(-1), false, FLOAT8PASSBYVAL));
 	hi->location = -1;
-	return (Expr *) makeFuncExpr(F_INT4_INT8, INT4OID, list_make1(hi), InvalidOid,
+	k8 = (Expr *) hi;
+	if (adjust != 0)
+		k8 = (Expr *) makeFuncExpr(F_INT8PL, INT8OID,
+								   list_make2(k8, makeConst(INT8OID, -1, InvalidOid, sizeof(int64),
+															Int64GetDatum(adjust), false,
+															FLOAT8PASSBYVAL)),
+								   InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);
+	return (Expr *) makeFuncExpr(F_INT4_INT8, INT4OID, list_make1(k8), InvalidOid,
 								 InvalidOid, COERCE_EXPLICIT_CAST);
 }
 
@@ -421,6 +425,52 @@ SimhashDeriveClauses(PlannerInfo *root, RelOptInfo *rel, IndexOptInfo *index,
 }
 
 /*
+ * Size the relation's parameterized scans again.  There a join clause is
+ * estimated as a restriction, which ignores the estimate cached in the
+ * original clause: count its derived clause instead (and only once, when
+ * both are in the list).
+ */
+static void
+SimhashResizeParameterized(PlannerInfo *root, RelOptInfo *rel,
+						   List *originals, List *derivations)
+{
+	ListCell   *lc;
+
+	foreach(lc, rel->ppilist)
+	{
+		ParamPathInfo *ppi = (ParamPathInfo *) lfirst(lc);
+		List	   *clauses = NIL;
+		ListCell   *lc2;
+
+		foreach(lc2, ppi->ppi_clauses)
+		{
+			void	   *clause = lfirst(lc2);
+			ListCell   *o,
+					   *d;
+
+			forboth(o, originals, d, derivations)
+			{
+				if (lfirst(o) == clause)
+				{
+					clause = list_member_ptr(ppi->ppi_clauses, lfirst(d)) ? NULL : lfirst(d);
+					break;
+				}
+			}
+			if (clause != NULL)
+				clauses = lappend(clauses, clause);
+		}
+		ppi->ppi_rows = get_parameterized_baserel_size(root, rel, clauses);
+	}
+	foreach(lc, rel->pathlist)
+	{
+		Path	   *path = (Path *) lfirst(lc);
+
+		if (path->param_info != NULL)
+			path->rows = path->param_info->ppi_rows;
+	}
+}
+
+/*
  * set_rel_pathlist_hook: add simhash index paths for radius clauses.
  */
 static void
@@ -438,7 +488,7 @@ SimhashSetRelPathlist(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEnt
 	/* only plain relations with a simhash index: a pointer comparison each */
 	if (rel->reloptkind != RELOPT_BASEREL && rel->reloptkind != RELOPT_OTHER_MEMBER_REL)
 		return;
-	if (rel->rtekind != RTE_RELATION || IS_DUMMY_REL(rel))
+	if (rel->rtekind != RTE_RELATION || IS_DUMMY_REL(rel) || rte->tablesample != NULL)
 		return;
 	foreach(lc, rel->indexlist)
 	{
@@ -487,48 +537,14 @@ SimhashSetRelPathlist(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEnt
 		}
 	}
 
-	/*
-	 * And the sizes of parameterized scans already planned for joins.  There
-	 * a join clause is estimated as a restriction, which ignores the cached
-	 * estimate: count its derived clause instead.
-	 */
-	foreach(lc, rel->ppilist)
-	{
-		ParamPathInfo *ppi = (ParamPathInfo *) lfirst(lc);
-		List	   *clauses = NIL;
-		ListCell   *lc2;
-
-		foreach(lc2, ppi->ppi_clauses)
-		{
-			void	   *clause = lfirst(lc2);
-			ListCell   *o,
-					   *d;
-
-			forboth(o, originals, d, derivations)
-			{
-				if (lfirst(o) == clause)
-				{
-					clause = lfirst(d);
-					break;
-				}
-			}
-			clauses = lappend(clauses, clause);
-		}
-		ppi->ppi_rows = get_parameterized_baserel_size(root, rel, clauses);
-	}
-	foreach(lc, rel->pathlist)
-	{
-		Path	   *path = (Path *) lfirst(lc);
-
-		if (path->param_info != NULL)
-			path->rows = path->param_info->ppi_rows;
-	}
-
-	/* core's index paths, for the simhash indexes only, with the new clauses */
+	/* parameterized scans already planned, then core's index paths */
+	SimhashResizeParameterized(root, rel, originals, derivations);
 	saved_indexlist = rel->indexlist;
 	rel->indexlist = simhash_indexes;
 	create_index_paths(root, rel);
 	rel->indexlist = saved_indexlist;
+	/* the new paths' sizes too */
+	SimhashResizeParameterized(root, rel, originals, derivations);
 }
 
 /* Install the planner hook (from _PG_init). */
@@ -575,7 +591,9 @@ simhash_within_support(PG_FUNCTION_ARGS)
 		indexexpr = list_nth(fexpr->args, req->indexarg);
 		query = list_nth(fexpr->args, 1 - req->indexarg);
 		radius = lthird(fexpr->args);
-		if (contain_volatile_functions(query) || contain_volatile_functions(radius))
+		/* the other arguments must be computable before scanning the index */
+		if (!is_pseudo_constant_for_index(req->root, query, req->index) ||
+			!is_pseudo_constant_for_index(req->root, radius, req->index))
 			PG_RETURN_POINTER(NULL);
 		req->lossy = false;
 		PG_RETURN_POINTER(list_make1(SimhashMakeWithinClause(req->root, &info, indexexpr,

@@ -255,7 +255,7 @@ int
 SimhashBallExprRadius(Node *node, uint64 *center, bool *center_known)
 {
 	*center_known = false;
-	if (node && IsA(node, Const))
+	if (node && IsA(node, Const) && SimhashTypeIsBall(((Const *) node)->consttype))
 	{
 		Const	   *c = (Const *) node;
 		SimhashBall *ball;
@@ -267,7 +267,8 @@ SimhashBallExprRadius(Node *node, uint64 *center, bool *center_known)
 		*center_known = true;
 		return ball->radius;
 	}
-	if (node && IsA(node, FuncExpr) && list_length(((FuncExpr *) node)->args) == 2)
+	if (node && IsA(node, FuncExpr) && list_length(((FuncExpr *) node)->args) == 2 &&
+		SimhashFuncIsBallConstructor(((FuncExpr *) node)->funcid))
 	{
 		Node	   *k = lsecond(((FuncExpr *) node)->args);
 
@@ -299,6 +300,13 @@ simhash_ball_restrict_sel(PG_FUNCTION_ARGS)
 
 	if (!get_restriction_variable(root, args, varRelid, &vardata, &other, &varonleft))
 		PG_RETURN_FLOAT8(SimhashBinomialWithin(SIMHASH_DEFAULT_RADIUS));
+
+	/* the variable must be the fingerprint, not a column of balls */
+	if (!SimhashTypeIsBall(exprType(other)) || SimhashTypeIsBall(exprType(vardata.var)))
+	{
+		ReleaseVariableStats(vardata);
+		PG_RETURN_FLOAT8(SimhashBinomialWithin(SIMHASH_DEFAULT_RADIUS));
+	}
 
 	radius = SimhashBallExprRadius(other, &center, &center_known);
 	if (radius == SIMHASH_UNKNOWN_RADIUS)
@@ -341,23 +349,26 @@ simhash_ball_join_sel(PG_FUNCTION_ARGS)
 	double		sel;
 	IndexOptInfo *index;
 
-	/* which side is the ball? */
-	if (exprType(left) == exprType(right))
-		PG_RETURN_FLOAT8(SimhashBinomialWithin(SIMHASH_DEFAULT_RADIUS));
-	if (IsA(right, FuncExpr) || IsA(right, Const))
+	/* which side is the ball?  (known by its type) */
+	if (SimhashTypeIsBall(exprType(right)) && !SimhashTypeIsBall(exprType(left)))
 	{
 		fpside = left;
 		ballside = right;
 	}
-	else
+	else if (SimhashTypeIsBall(exprType(left)) && !SimhashTypeIsBall(exprType(right)))
 	{
 		fpside = right;
 		ballside = left;
 	}
+	else
+		PG_RETURN_FLOAT8(SimhashBinomialWithin(SIMHASH_DEFAULT_RADIUS));
 	radius = SimhashBallExprRadius(ballside, &center, &center_known);
 	if (radius == SIMHASH_UNKNOWN_RADIUS)
 		radius = SIMHASH_DEFAULT_RADIUS;
-	if (!IsA(ballside, FuncExpr))
+	/* only simhash_ball(x, k) tells where the centres come from */
+	if (!IsA(ballside, FuncExpr) ||
+		!SimhashFuncIsBallConstructor(((FuncExpr *) ballside)->funcid) ||
+		list_length(((FuncExpr *) ballside)->args) != 2)
 		PG_RETURN_FLOAT8(SimhashBinomialWithin(radius));
 
 	examine_variable(root, fpside, 0, &va);

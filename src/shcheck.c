@@ -15,10 +15,13 @@
  *	  below, with pivot keys equal to those pages' low bounds (a page may
  *	  lack a downlink after a crash; it must then be reachable by
  *	  right-links, which the walk verifies);
- *	- with heapallindexed, every row visible to a fresh snapshot has its
- *	  entry, with its fingerprint, in each of the four band trees (or in the
- *	  NULL tree): a Bloom filter of the index's (tree, TID, fingerprint)
- *	  triples is probed with every heap row, as amcheck does.
+ *	- with heapallindexed, every row visible to a fresh snapshot has exactly
+ *	  one entry, with its fingerprint, in each of the four band trees (or in
+ *	  the NULL tree), and no entry of a visible row carries another
+ *	  fingerprint.  When the visible rows fit in maintenance_work_mem this is
+ *	  exact; otherwise a Bloom filter of the index's (tree, TID,
+ *	  fingerprint) triples is probed with every heap row, as amcheck does,
+ *	  which finds missing entries but not stale or repeated ones.
  *
  * The bands need not hold exactly the same TIDs: a crash or an error between
  * writing the bands of a batch leaves entries of dead rows in some bands
@@ -49,6 +52,7 @@
 #include "storage/bufmgr.h"
 #include "storage/lmgr.h"
 #include "utils/builtins.h"
+#include "utils/hsearch.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
@@ -71,11 +75,21 @@ typedef struct SimhashTreeSummary
 	uint32	   *keycounts;		/* optional: entries per key (65536) */
 } SimhashTreeSummary;
 
+/* a visible heap row, in the exact mode of heapallindexed */
+typedef struct SimhashHeapRow
+{
+	uint64		tidkey;			/* hash key: block << 16 | offset */
+	uint64		fp;
+	bool		isnull;
+	uint8		seen[SIMHASH_NTREES];	/* entries found per tree */
+} SimhashHeapRow;
+
 /* State of simhash_index_check */
 typedef struct SimhashCheckState
 {
 	Relation	index;
-	bloom_filter *filter;		/* heapallindexed: (TID, fp) pairs */
+	bloom_filter *filter;		/* Bloom mode: (tree, TID, fp) triples */
+	HTAB	   *rows;			/* exact mode: the visible rows */
 	int64		heaptuples;
 	int64		missing;
 	ItemPointerData first_missing;
@@ -128,13 +142,57 @@ SimhashOpenIndex(Oid indexoid, LOCKMODE lockmode)
 	return index;
 }
 
+/* Key of a TID in the table of visible rows. */
+static inline uint64
+SimhashTidKey(SimhashSortKey skey)
+{
+	return skey & ((UINT64CONST(1) << SIMHASH_KEY_SHIFT) - 1);
+}
+
+/*
+ * heapallindexed: account for one index entry.  In Bloom mode remember it;
+ * in exact mode, an entry of a visible row must carry that row's
+ * fingerprint (or be in the NULL tree for a NULL one), and is counted.
+ */
+static void
+SimhashCheckEntry(SimhashCheckState *cs, int tree, SimhashSortKey skey, uint64 fp,
+				  BlockNumber blkno)
+{
+	if (cs->filter)
+	{
+		uint64		h = SimhashTripleHash(tree, skey, fp);
+
+		bloom_add_element(cs->filter, (unsigned char *) &h, sizeof(h));
+	}
+	if (cs->rows)
+	{
+		uint64		key = SimhashTidKey(skey);
+		SimhashHeapRow *row = hash_search(cs->rows, &key, HASH_FIND, NULL);
+		ItemPointerData tid;
+
+		if (row == NULL)
+			return;				/* a dead row's entry: VACUUM's business */
+		SimhashSortKeyTid(skey, &tid);
+		if ((tree == SIMHASH_NULL_BAND) != row->isnull ||
+			(!row->isnull && row->fp != fp))
+			SimhashCorrupt(cs->index, blkno,
+						   psprintf("The entry of tree %d for row (%u,%u) carries fingerprint %016" INT64_MODIFIER "x, the row has %s.",
+									tree, ItemPointerGetBlockNumber(&tid),
+									ItemPointerGetOffsetNumber(&tid), fp,
+									row->isnull ? "NULL" : psprintf("%016" INT64_MODIFIER "x", row->fp)));
+		if (row->seen[tree] < 255)
+			row->seen[tree]++;
+	}
+}
+
 /*
  * Walk one tree level by level; check invariants (when "check"), and
- * gather a summary.  The filter, if any, receives every leaf pair.
+ * gather a summary.  With heapallindexed, every leaf entry also goes to
+ * SimhashCheckEntry.
  */
 static void
 SimhashWalkTree(Relation index, int tree, BlockNumber root, uint16 rootlevel,
-				bool check, bloom_filter *filter, SimhashTreeSummary *sum)
+				bool check, SimhashCheckState *cs, SimhashTreeSummary *sum)
 {
 	BlockNumber leftmost = root;
 	BlockNumber *children = NULL;	/* downlinks of the level above, in order */
@@ -228,12 +286,8 @@ SimhashWalkTree(Relation index, int tree, BlockNumber root, uint16 rootlevel,
 					if (check && tree == SIMHASH_NULL_BAND &&
 						(SimhashSortKeyKey(entries[i].skey) != 0 || entries[i].rest != 0))
 						SimhashCorrupt(index, blkno, "A NULL entry has a fingerprint.");
-					if (filter)
-					{
-						uint64		h = SimhashTripleHash(tree, entries[i].skey, fp);
-
-						bloom_add_element(filter, (unsigned char *) &h, sizeof(h));
-					}
+					if (cs)
+						SimhashCheckEntry(cs, tree, entries[i].skey, fp, blkno);
 					if (sum->keycounts)
 						sum->keycounts[SimhashSortKeyKey(entries[i].skey)]++;
 				}
@@ -326,6 +380,17 @@ SimhashCheckHeapCallback(Relation index, ItemPointer tid, Datum *values,
 	bool		lacking = false;
 
 	cs->heaptuples++;
+	if (cs->rows)
+	{
+		uint64		key = SimhashTidKey(skey);
+		bool		found;
+		SimhashHeapRow *row = hash_search(cs->rows, &key, HASH_ENTER, &found);
+
+		row->fp = fp;
+		row->isnull = isnull[0];
+		memset(row->seen, 0, sizeof(row->seen));
+		return;
+	}
 	if (isnull[0])
 	{
 		uint64		h = SimhashTripleHash(SIMHASH_NULL_BAND, skey, 0);
@@ -374,41 +439,93 @@ simhash_index_check(PG_FUNCTION_ARGS)
 
 	memset(&cs, 0, sizeof(cs));
 	cs.index = index;
-	if (heapallindexed)
-	{
-		double		reltuples = Max(heap->rd_rel->reltuples, 1000);
-
-		/* the snapshot comes first: rows it sees were indexed before the walk */
-		snapshot = RegisterSnapshot(GetTransactionSnapshot());
-		cs.filter = bloom_create((int64) (reltuples * 6 + RelationGetNumberOfBlocks(index) * 900),
-								 maintenance_work_mem, 0);
-	}
-
 	SimhashReadRoots(index, roots, levels);
 	memset(sums, 0, sizeof(sums));
-	for (int tree = 0; tree < SIMHASH_NTREES; tree++)
-		SimhashWalkTree(index, tree, roots[tree], levels[tree], true, cs.filter,
-						&sums[tree]);
 
-	if (heapallindexed)
+	if (!heapallindexed)
 	{
+		for (int tree = 0; tree < SIMHASH_NTREES; tree++)
+			SimhashWalkTree(index, tree, roots[tree], levels[tree], true, NULL, &sums[tree]);
+	}
+	else
+	{
+		double		reltuples = Max(heap->rd_rel->reltuples, 1000);
 		IndexInfo  *indexInfo = BuildIndexInfo(index);
 		TableScanDesc scan;
+		bool		exact = reltuples * 64 <= (double) maintenance_work_mem * 1024;
 
-		/* only rows visible to the snapshot, like amcheck */
+		/*
+		 * The snapshot comes first: the rows it sees committed before it,
+		 * so their entries were written before (at pre-commit), and VACUUM
+		 * cannot remove them while the snapshot is registered.  Only rows
+		 * visible to it are considered, as amcheck does.
+		 */
+		snapshot = RegisterSnapshot(GetTransactionSnapshot());
 		indexInfo->ii_Concurrent = true;
-		scan = table_beginscan_strat(heap, snapshot, 0, NULL, true, true);
-		table_index_build_scan(heap, index, indexInfo, true, false,
-							   SimhashCheckHeapCallback, (void *) &cs, scan);
+		if (exact)
+		{
+			/*
+			 * Exact: collect the visible rows, then every entry of a visible
+			 * row must carry its fingerprint, once per tree.
+			 */
+			HASHCTL		ctl;
+			HASH_SEQ_STATUS status;
+			SimhashHeapRow *row;
+
+			ctl.keysize = sizeof(uint64);
+			ctl.entrysize = sizeof(SimhashHeapRow);
+			ctl.hcxt = CurrentMemoryContext;
+			cs.rows = hash_create("simhash check rows", (long) reltuples, &ctl,
+								  HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+			scan = table_beginscan_strat(heap, snapshot, 0, NULL, true, true);
+			table_index_build_scan(heap, index, indexInfo, true, false,
+								   SimhashCheckHeapCallback, (void *) &cs, scan);
+			for (int tree = 0; tree < SIMHASH_NTREES; tree++)
+				SimhashWalkTree(index, tree, roots[tree], levels[tree], true, &cs, &sums[tree]);
+			hash_seq_init(&status, cs.rows);
+			while ((row = hash_seq_search(&status)) != NULL)
+			{
+				for (int tree = 0; tree < SIMHASH_NTREES; tree++)
+				{
+					int			want = (tree == SIMHASH_NULL_BAND) == row->isnull ? 1 : 0;
+
+					if (row->seen[tree] != want)
+					{
+						if (cs.missing == 0)
+							ItemPointerSet(&cs.first_missing,
+										   (BlockNumber) (row->tidkey >> SIMHASH_OFFSET_BITS),
+										   (OffsetNumber) (row->tidkey & ((1 << SIMHASH_OFFSET_BITS) - 1)));
+						cs.missing++;
+						break;
+					}
+				}
+			}
+			hash_destroy(cs.rows);
+		}
+		else
+		{
+			/* Bloom: remember every entry, then look up every visible row */
+			ereport(NOTICE,
+					(errmsg("simhash_index_check checks heap rows against a Bloom filter"),
+					 errdetail("An exact check of stale and repeated entries needs about %.0f MB of maintenance_work_mem.",
+							   reltuples * 64 / (1024 * 1024))));
+			cs.filter = bloom_create((int64) (reltuples * 6 + RelationGetNumberOfBlocks(index) * 900),
+									 maintenance_work_mem, 0);
+			for (int tree = 0; tree < SIMHASH_NTREES; tree++)
+				SimhashWalkTree(index, tree, roots[tree], levels[tree], true, &cs, &sums[tree]);
+			scan = table_beginscan_strat(heap, snapshot, 0, NULL, true, true);
+			table_index_build_scan(heap, index, indexInfo, true, false,
+								   SimhashCheckHeapCallback, (void *) &cs, scan);
+			bloom_free(cs.filter);
+		}
 		UnregisterSnapshot(snapshot);
-		bloom_free(cs.filter);
 		if (cs.missing > 0)
 			ereport(ERROR,
 					(errcode(ERRCODE_INDEX_CORRUPTED),
-					 errmsg("simhash index \"%s\" lacks entries for " INT64_FORMAT " of " INT64_FORMAT " rows of table \"%s\" in at least one tree",
+					 errmsg("simhash index \"%s\" lacks entries, or repeats them, for " INT64_FORMAT " of " INT64_FORMAT " rows of table \"%s\"",
 							RelationGetRelationName(index), cs.missing, cs.heaptuples,
 							RelationGetRelationName(heap)),
-					 errdetail("The first row without entries is at (%u,%u).",
+					 errdetail("The first such row is at (%u,%u).",
 							   ItemPointerGetBlockNumber(&cs.first_missing),
 							   ItemPointerGetOffsetNumber(&cs.first_missing)),
 					 errhint("REINDEX the index.")));
@@ -462,6 +579,16 @@ simhash_index_stats(PG_FUNCTION_ARGS)
 	return (Datum) 0;
 }
 
+/* qsort comparator: uint64 in decreasing order */
+static int
+SimhashCompareDescending(const void *a, const void *b)
+{
+	uint64		x = *(const uint64 *) a;
+	uint64		y = *(const uint64 *) b;
+
+	return (x < y) - (x > y);
+}
+
 /*
  * simhash_index_heavy_keys(index regclass, n int4) -> setof (band int4,
  *		key text, entries int8): the n longest key lists over all bands.
@@ -493,30 +620,33 @@ simhash_index_heavy_keys(PG_FUNCTION_ARGS)
 		SimhashWalkTree(index, band, roots[band], levels[band], false, NULL, &sum);
 	}
 
-	/* repeatedly take the largest remaining count (n is small) */
-	for (int i = 0; i < limit; i++)
+	/* sort the non-empty key lists by length, longest first */
 	{
-		int			bestband = -1,
-					bestkey = 0;
-		uint32		best = 0;
-		Datum		values[3];
-		bool		nulls[3] = {false};
+		int64		nkeys = 0;
+		uint64	   *packed;
 
 		for (int band = 0; band < SIMHASH_NBANDS; band++)
 			for (int key = 0; key < 65536; key++)
-				if (counts[band][key] > best)
-				{
-					best = counts[band][key];
-					bestband = band;
-					bestkey = key;
-				}
-		if (bestband < 0)
-			break;
-		counts[bestband][bestkey] = 0;
-		values[0] = Int32GetDatum(bestband);
-		values[1] = CStringGetTextDatum(psprintf("%04x", bestkey));
-		values[2] = Int64GetDatum(best);
-		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+				nkeys += (counts[band][key] != 0);
+		packed = palloc(sizeof(uint64) * Max(nkeys, 1));
+		nkeys = 0;
+		for (int band = 0; band < SIMHASH_NBANDS; band++)
+			for (int key = 0; key < 65536; key++)
+				if (counts[band][key] != 0)
+					packed[nkeys++] = ((uint64) counts[band][key] << 20) |
+						((uint64) band << 16) | (uint64) key;
+		qsort(packed, nkeys, sizeof(uint64), SimhashCompareDescending);
+		for (int64 i = 0; i < Min(nkeys, (int64) limit); i++)
+		{
+			Datum		values[3];
+			bool		nulls[3] = {false};
+
+			values[0] = Int32GetDatum((int32) ((packed[i] >> 16) & 0xF));
+			values[1] = CStringGetTextDatum(psprintf("%04x", (unsigned) (packed[i] & 0xFFFF)));
+			values[2] = Int64GetDatum((int64) (packed[i] >> 20));
+			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+		}
+		pfree(packed);
 	}
 	relation_close(index, AccessShareLock);
 	return (Datum) 0;

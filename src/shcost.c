@@ -162,6 +162,15 @@ shcostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	*indexCorrelation = 0;
 
 	/*
+	 * A scan with neither a qual nor an ORDER BY reads the whole index to
+	 * return every row, something a sequential scan does better; the
+	 * planner only builds it as an index-only scan for count(*)-like
+	 * queries, which this index does not want to serve (see shscan.c).
+	 */
+	if (!has_quals && path->indexorderbys == NIL)
+		*indexTotalCost += disable_cost;
+
+	/*
 	 * A nearest-neighbour scan: the first rows come once the smallest rings
 	 * are settled; returning everything means reading a whole band.
 	 */

@@ -37,13 +37,6 @@ SimhashRegisterOptions(void)
 	simhash_relopt_tab[0].offset = offsetof(SimhashOptions, fillfactor);
 }
 
-/* amcanreturn: every entry holds the whole fingerprint. */
-static bool
-shcanreturn(Relation index, int attno)
-{
-	return true;
-}
-
 /* amoptions: parse WITH (...) of CREATE INDEX. */
 static bytea *
 shoptions(Datum reloptions, bool validate)
@@ -89,7 +82,12 @@ simhash_handler(PG_FUNCTION_ARGS)
 	amroutine->aminsert = shinsert;
 	amroutine->ambulkdelete = shbulkdelete;
 	amroutine->amvacuumcleanup = shvacuumcleanup;
-	amroutine->amcanreturn = shcanreturn;
+	/*
+	 * No index-only scans, although entries hold whole fingerprints: scans
+	 * release their leaves between probes, so VACUUM could recycle a TID
+	 * whose page the visibility map then calls all-visible (see shread.c).
+	 */
+	amroutine->amcanreturn = NULL;
 	amroutine->amcostestimate = shcostestimate;
 	amroutine->amoptions = shoptions;
 	amroutine->amproperty = NULL;

@@ -239,6 +239,9 @@ typedef struct SimhashBall
 } SimhashBall;
 
 #define DatumGetSimhashBall(X)	((SimhashBall *) DatumGetPointer(X))
+
+extern bool SimhashTypeIsBall(Oid typid);
+extern bool SimhashFuncIsBallConstructor(Oid funcid);
 #define PG_GETARG_SIMHASHBALL(n) DatumGetSimhashBall(PG_GETARG_DATUM(n))
 
 /* ------------------------------------------------------------------------
@@ -308,7 +311,7 @@ extern Buffer SimhashDescendToLevel(Relation index, int band, BlockNumber root,
 extern Buffer SimhashMoveRight(Relation index, Buffer buf, SimhashSortKey target,
 							   int access);
 extern void SimhashInsertSorted(Relation index, int band,
-								SimhashEntry *entries, int n);
+								SimhashEntry *entries, int n, bool retry);
 extern int	SimhashLeafReplace(Relation index, int band, Buffer buf,
 							   const SimhashEntry *entries, int n,
 							   SimhashPivot **pivots);

@@ -19,15 +19,21 @@
  *	  (shrescan), so they see their own inserts;
  *	- parallel workers read shared buffers, not our memory, so every pending
  *	  entry is flushed before a plan that may start workers (ExecutorStart);
+ *	- utility statements may move or truncate the index's storage, so every
+ *	  pending entry is flushed before one runs (ProcessUtility);
  *	- the batch is flushed whenever it reaches work_mem.
  *
  * Rows are kept per relfilenode of the index and written only to the one
  * they were inserted under: after TRUNCATE or REINDEX (a new relfilenode,
  * built from the heap) the older rows wait, and are written if a rollback to
  * a savepoint brings their relfilenode back, or dropped at commit.  If the
- * index is dropped, they go with it.  Rows of aborted subtransactions are
- * written like any others; their entries point to dead tuples, which VACUUM
- * removes, exactly as for any index.
+ * index is dropped, they go with it.  Rows of an aborted subtransaction are
+ * forgotten when it aborts: VACUUM may reclaim their TIDs for other rows
+ * before this transaction commits.  (Rows already written when their
+ * subtransaction aborts point to dead tuples, which VACUUM finds and
+ * removes, as in any index.)  A write interrupted by an error leaves the
+ * rows pending and marked, and the next attempt skips what is already
+ * there.
  *
  * Copyright (c) 2026, the simhash authors
  *
@@ -41,6 +47,7 @@
 #include "access/relation.h"
 #include "access/xact.h"
 #include "executor/executor.h"
+#include "tcop/utility.h"
 #include "miscadmin.h"
 #include "storage/lmgr.h"
 #include "utils/hsearch.h"
@@ -54,6 +61,7 @@
 typedef struct SimhashPendingRow
 {
 	uint64		fp;
+	SubTransactionId subxid;	/* the subtransaction that inserted it */
 	ItemPointerData tid;
 	bool		isnull;
 } SimhashPendingRow;
@@ -65,6 +73,7 @@ typedef struct SimhashPendingGroup
 	SimhashPendingRow *rows;
 	int			nrows;
 	int			maxrows;
+	bool		interrupted;	/* a write of these rows failed half-way */
 } SimhashPendingGroup;
 
 /*
@@ -86,11 +95,17 @@ static HTAB *pending = NULL;
 static int	pending_total = 0;
 
 static ExecutorStart_hook_type prev_ExecutorStart = NULL;
+static ProcessUtility_hook_type prev_ProcessUtility = NULL;
 
-/* Write a group of pending rows into the index's trees, and empty it. */
+/*
+ * Write a group of pending rows into the index's trees, and empty it.  If
+ * an error interrupts the write, the rows stay, some of them already in
+ * some trees; the next attempt knows it and adds nothing twice.
+ */
 static void
 SimhashWritePending(Relation index, SimhashPendingGroup *p)
 {
+	bool		retry = p->interrupted;
 	MemoryContext tmp = AllocSetContextCreate(CurrentMemoryContext,
 											  "simhash flush",
 											  ALLOCSET_DEFAULT_SIZES);
@@ -99,6 +114,8 @@ SimhashWritePending(Relation index, SimhashPendingGroup *p)
 	SimhashSpoolEntry *recs = MemoryContextAllocHuge(tmp, sizeof(SimhashSpoolEntry) * n);
 	SimhashSpoolEntry *scratch = MemoryContextAllocHuge(tmp, sizeof(SimhashSpoolEntry) * n);
 	SimhashEntry *entries = MemoryContextAllocHuge(tmp, sizeof(SimhashEntry) * n);
+
+	p->interrupted = true;
 
 	for (int tree = 0; tree < SIMHASH_NTREES; tree++)
 	{
@@ -130,13 +147,14 @@ SimhashWritePending(Relation index, SimhashPendingGroup *p)
 			entries[i].skey = recs[i].key;
 			entries[i].rest = recs[i].rest;
 		}
-		SimhashInsertSorted(index, tree, entries, m);
+		SimhashInsertSorted(index, tree, entries, m, retry);
 	}
 
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(tmp);
 	pending_total -= p->nrows;
 	p->nrows = 0;
+	p->interrupted = false;
 }
 
 /* The group of rows for the index's current relfilenode, or NULL. */
@@ -224,6 +242,60 @@ SimhashXactCallback(XactEvent event, void *arg)
 	}
 }
 
+/*
+ * Forget the rows of an aborted subtransaction (and of its children): their
+ * tuples are dead, and VACUUM may reclaim their TIDs for other rows before
+ * this transaction ends, so their entries must never be written.  Rows are
+ * in insertion order and subtransaction ids only grow, so the rows of the
+ * aborted subtransaction are the tail of each group.
+ */
+static void
+SimhashSubXactCallback(SubXactEvent event, SubTransactionId mySubid,
+					   SubTransactionId parentSubid, void *arg)
+{
+	HASH_SEQ_STATUS status;
+	SimhashPendingIndex *p;
+
+	if (event != SUBXACT_EVENT_ABORT_SUB || pending == NULL || pending_total == 0)
+		return;
+	hash_seq_init(&status, pending);
+	while ((p = hash_seq_search(&status)) != NULL)
+	{
+		for (int i = 0; i < p->ngroups; i++)
+		{
+			SimhashPendingGroup *g = &p->groups[i];
+
+			while (g->nrows > 0 && g->rows[g->nrows - 1].subxid >= mySubid)
+			{
+				g->nrows--;
+				pending_total--;
+			}
+		}
+	}
+}
+
+/*
+ * Flush before any utility statement: some change a relation's storage in
+ * place (TRUNCATE of a table created in this transaction) or copy it to a
+ * new relfilenode (ALTER INDEX SET TABLESPACE), and buffered rows must not
+ * outlive the storage they were meant for.  Transaction control is left
+ * alone: COMMIT flushes anyway, and an aborted transaction must not write.
+ */
+static void
+SimhashProcessUtility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
+					  ProcessUtilityContext context, ParamListInfo params,
+					  QueryEnvironment *queryEnv, DestReceiver *dest, QueryCompletion *qc)
+{
+	if (pending_total > 0 && !IsA(pstmt->utilityStmt, TransactionStmt))
+		SimhashFlushAllPending();
+	if (prev_ProcessUtility)
+		prev_ProcessUtility(pstmt, queryString, readOnlyTree, context, params,
+							queryEnv, dest, qc);
+	else
+		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context, params,
+								queryEnv, dest, qc);
+}
+
 /* Flush before a plan that may run parallel workers, which cannot see our memory. */
 static void
 SimhashExecutorStart(QueryDesc *queryDesc, int eflags)
@@ -241,8 +313,11 @@ void
 SimhashInstallInsertHooks(void)
 {
 	RegisterXactCallback(SimhashXactCallback, NULL);
+	RegisterSubXactCallback(SimhashSubXactCallback, NULL);
 	prev_ExecutorStart = ExecutorStart_hook;
 	ExecutorStart_hook = SimhashExecutorStart;
+	prev_ProcessUtility = ProcessUtility_hook;
+	ProcessUtility_hook = SimhashProcessUtility;
 }
 
 /*
@@ -290,6 +365,7 @@ shinsert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 		g->node = index->rd_node;
 		g->maxrows = 64;
 		g->nrows = 0;
+		g->interrupted = false;
 		g->rows = MemoryContextAlloc(TopTransactionContext,
 									 sizeof(SimhashPendingRow) * g->maxrows);
 	}
@@ -303,6 +379,7 @@ shinsert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 	row->isnull = isnull[0];
 	row->fp = isnull[0] ? 0 : DatumGetSimhash64(values[0]);
 	row->tid = *ht_ctid;
+	row->subxid = GetCurrentSubTransactionId();
 	pending_total++;
 
 	/* bound the memory: a batch of work_mem is plenty to amortize */

@@ -86,6 +86,8 @@ SimhashKnnExpand(IndexScanDesc scan)
 		settled += so->ring[i] + 1;
 	so->settled = settled - 1;
 	so->nextband = (band + 1) % SIMHASH_NBANDS;
+	/* no pin while the found rows are returned (VACUUM waits for pins) */
+	SimhashReleaseLeaf(so);
 }
 
 /*
@@ -99,7 +101,7 @@ SimhashOrderedNext(IndexScanDesc scan, SimhashHit *hit)
 
 	for (;;)
 	{
-		int			stop = Min(so->settled, so->radius);
+		int			stop = Min(so->settled, so->emitlimit);
 
 		while (so->emitdist <= stop)
 		{
@@ -112,7 +114,7 @@ SimhashOrderedNext(IndexScanDesc scan, SimhashHit *hit)
 			}
 			so->emitdist++;
 		}
-		if (so->settled >= so->radius || so->settled >= SIMHASH_BITS)
+		if (so->settled >= so->emitlimit)
 		{
 			/* rows with a NULL fingerprint sort last (no quals only) */
 			if (so->nulls && !so->nulls_done)

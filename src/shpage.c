@@ -195,7 +195,7 @@ SimhashEntryCompare(const void *a, const void *b)
 
 /*
  * Decode every entry of a leaf into out[] (room for SimhashLeafNumEntries),
- * in sort key order.  Returns the number of entries.
+ * in sort key order, each sort key once.  Returns the number of entries.
  */
 int
 SimhashLeafDecode(Page page, SimhashEntry *out)
@@ -245,7 +245,12 @@ SimhashLeafDecode(Page page, SimhashEntry *out)
 			out[k] = appended[j--];
 	}
 	pfree(appended);
-	return nsorted + nappend;
+
+	/* an entry is in a leaf once; drop repeats, should any exist */
+	for (i = 1, k = 1; i < nsorted + nappend; i++)
+		if (out[i].skey != out[k - 1].skey)
+			out[k++] = out[i];
+	return k;
 }
 
 /*

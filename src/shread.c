@@ -210,7 +210,22 @@ SimhashReadLeaf(IndexScanDesc scan, BlockNumber blkno)
 	while (SimhashLeafCursorNextAppended(&cur, &e))
 		SimhashBatchAdd(so, &e);
 	next = (op->flags & SIMHASH_RIGHTMOST) ? InvalidBlockNumber : op->rightlink;
-	UnlockReleaseBuffer(buf);
+
+	/*
+	 * An index-only scan keeps the leaf pinned until its entries have been
+	 * returned: VACUUM needs a cleanup lock to remove entries, so a TID we
+	 * return cannot be recycled (and its heap page marked all-visible)
+	 * while the executor still trusts the visibility map for it.
+	 */
+	if (scan->xs_want_itup)
+	{
+		LockBuffer(buf, BUFFER_LOCK_UNLOCK);
+		if (BufferIsValid(so->iospin))
+			ReleaseBuffer(so->iospin);
+		so->iospin = buf;
+	}
+	else
+		UnlockReleaseBuffer(buf);
 	return next;
 }
 

@@ -15,7 +15,8 @@
  *	  read one band from end to end instead;
  *	- nearest neighbours ("ORDER BY fp <-> q") and sorted, see shknn.c.
  *
- * Entries carry whole fingerprints, so index-only scans are supported.
+ * Index-only scans are not offered: scans drop their pins between probes
+ * (safe for MVCC heap fetches), which an index-only scan cannot afford.
  *
  * Copyright (c) 2026, the simhash authors
  *
@@ -28,6 +29,7 @@
 
 #include "access/genam.h"
 #include "access/relscan.h"
+#include "access/xlog.h"
 #include "miscadmin.h"
 #include "nodes/tidbitmap.h"
 #include "pgstat.h"
@@ -123,7 +125,14 @@ SimhashRangeNext(IndexScanDesc scan)
 			continue;
 		}
 		if (so->hits.n > 0)
+		{
+			/*
+			 * Hand the matches over holding no pin: VACUUM waits for pins
+			 * (cleanup lock), and the executor may keep us waiting long.
+			 */
+			SimhashReleaseLeaf(so);
 			return true;
+		}
 	}
 }
 
@@ -156,6 +165,7 @@ shbeginscan(Relation r, int nkeys, int norderbys)
 	so->ctx = AllocSetContextCreate(CurrentMemoryContext, "simhash scan",
 									ALLOCSET_DEFAULT_SIZES);
 	so->curbuf = InvalidBuffer;
+	so->iospin = InvalidBuffer;
 	so->count_stats = true;
 	so->maxbatch = 256;
 	so->batch = palloc(sizeof(SimhashEntry) * so->maxbatch);
@@ -195,6 +205,9 @@ shrescan(IndexScanDesc scan, ScanKey scankey, int nscankeys,
 	SimhashFlushPending(scan->indexRelation);
 
 	SimhashReleaseLeaf(so);
+	if (BufferIsValid(so->iospin))
+		ReleaseBuffer(so->iospin);
+	so->iospin = InvalidBuffer;
 	MemoryContextReset(so->ctx);
 	old = MemoryContextSwitchTo(so->ctx);
 
@@ -282,10 +295,16 @@ shrescan(IndexScanDesc scan, ScanKey scankey, int nscankeys,
 		if (so->nquals == 0 || so->ocenter == so->center)
 		{
 			so->mode = SIMHASH_SCAN_KNN;
+			/* the radius around the same centre bounds the distances */
+			so->emitlimit = so->radius;
 			so->center = so->ocenter;
 		}
 		else
+		{
 			so->mode = SIMHASH_SCAN_SORTED;
+			/* matches around another centre can be at any distance */
+			so->emitlimit = SIMHASH_BITS;
+		}
 	}
 	so->started = false;
 	MemoryContextSwitchTo(old);
@@ -339,10 +358,24 @@ shgettuple(IndexScanDesc scan, ScanDirection dir)
 	scan->xs_recheck = false;
 	if (scan->xs_want_itup)
 	{
-		/* index-only scan: the entry holds the whole fingerprint */
+		/*
+		 * The index does not offer index-only scans (amcanreturn), but the
+		 * planner still builds them for a full index scan that needs no
+		 * column, like count(*).  Only that shape can come here: a scan
+		 * that reads leaf by leaf and keeps each pinned (see
+		 * SimhashReadLeaf).  During recovery VACUUM's replay does not wait
+		 * for such pins, so refuse rather than risk a wrong answer.
+		 */
 		Datum		value = Simhash64GetDatum(hit.fp);
 		bool		isnull = hit.isnull;
 
+		if (RecoveryInProgress())
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("index-only scans of simhash indexes are not supported during recovery"),
+					 errhint("SET enable_indexonlyscan = off.")));
+		if (so->mode != SIMHASH_SCAN_RANGE || !so->fullscan)
+			elog(ERROR, "unexpected index-only scan of a simhash index");
 		if (scan->xs_itup)
 			pfree(scan->xs_itup);
 		scan->xs_itup = index_form_tuple(scan->xs_itupdesc, &value, &isnull);
@@ -390,6 +423,8 @@ shendscan(IndexScanDesc scan)
 	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
 
 	SimhashReleaseLeaf(so);
+	if (BufferIsValid(so->iospin))
+		ReleaseBuffer(so->iospin);
 	MemoryContextDelete(so->ctx);
 	pfree(so->batch);
 	pfree(so);

@@ -69,6 +69,7 @@ typedef struct SimhashScanOpaqueData
 	/* leaf reused between probes (pinned, not locked) */
 	Buffer		curbuf;
 	int			curband;
+	Buffer		iospin;			/* index-only scan: leaf whose hits are out */
 	SimhashSortKey curtarget;	/* the probe that left it pinned */
 
 	/* entries collected from leaves, to be filtered */
@@ -90,6 +91,7 @@ typedef struct SimhashScanOpaqueData
 	/* nearest-neighbour scan */
 	int			ring[SIMHASH_NBANDS];	/* radius probed so far per band */
 	int			settled;		/* all entries within this distance found */
+	int			emitlimit;		/* largest ORDER BY distance that can match */
 	int			emitdist;		/* distance being returned */
 	int			nextband;		/* band whose ring grows next */
 	double		nentries;		/* estimated entries per band */

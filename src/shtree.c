@@ -397,7 +397,7 @@ SimhashLeafReplace(Relation index, int band, Buffer buf,
  */
 static void
 SimhashLeafInsert(Relation index, int band, Buffer buf,
-				  const SimhashEntry *entries, int n)
+				  const SimhashEntry *entries, int n, bool retry)
 {
 	Page		page = BufferGetPage(buf);
 	GenericXLogState *state;
@@ -408,8 +408,12 @@ SimhashLeafInsert(Relation index, int band, Buffer buf,
 				npivots;
 	SimhashPivot *pivots;
 
-	/* a few entries: append them, logging a few dozen bytes */
-	if (n <= SIMHASH_APPEND_BATCH)
+	/*
+	 * A few entries: append them, logging a few dozen bytes.  Not when
+	 * retrying an interrupted batch: some entries may already be here, and
+	 * only the merge below drops duplicates.
+	 */
+	if (n <= SIMHASH_APPEND_BATCH && !retry)
 	{
 		state = GenericXLogStart(index);
 		if (SimhashLeafAppend(GenericXLogRegisterBuffer(state, buf, 0), entries, n))
@@ -598,9 +602,12 @@ SimhashInsertPivots(Relation index, int band, uint16 level,
 
 /*
  * Insert entries (sorted by sort key, no duplicates) into tree "band".
+ * With "retry", some of them may already be in the tree (an earlier attempt
+ * was interrupted by an error): they are not added twice.
  */
 void
-SimhashInsertSorted(Relation index, int band, SimhashEntry *entries, int n)
+SimhashInsertSorted(Relation index, int band, SimhashEntry *entries, int n,
+					bool retry)
 {
 	BlockNumber roots[SIMHASH_NTREES];
 	uint16		levels[SIMHASH_NTREES];
@@ -621,7 +628,7 @@ SimhashInsertSorted(Relation index, int band, SimhashEntry *entries, int n)
 		for (j = i + 1; j < n; j++)
 			if (!(opaque->flags & SIMHASH_RIGHTMOST) && entries[j].skey >= opaque->high)
 				break;
-		SimhashLeafInsert(index, band, buf, entries + i, j - i);
+		SimhashLeafInsert(index, band, buf, entries + i, j - i, retry);
 		i = j;
 	}
 }

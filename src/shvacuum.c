@@ -14,8 +14,11 @@
  * rewrite can even split a leaf (see below); its new right siblings are on
  * the walk's way and are visited too, which does no harm.
  *
- * An exclusive lock (not a cleanup lock) suffices: scans never hold a
- * position inside a page across returning a tuple (see shscan.c).
+ * Leaves are cleaned under a cleanup lock (an exclusive lock once nobody
+ * else holds a pin), as nbtree does: ordinary scans copy a leaf's matches
+ * and let go of it, which is safe for MVCC heap fetches, but a full scan
+ * planned as an index-only scan keeps each leaf pinned until its matches
+ * are returned (shread.c), and VACUUM must not recycle those TIDs first.
  *
  * Copyright (c) 2026, the simhash authors
  *
@@ -56,8 +59,16 @@ SimhashVacuumTree(IndexVacuumInfo *info, int tree, BlockNumber root, uint16 root
 	SimhashEntry *entries = palloc(sizeof(SimhashEntry) * (BLCKSZ / 7 + SIMHASH_MAX_APPEND));
 	bool		counted = (tree == 0 || tree == SIMHASH_NULL_BAND);
 
-	buf = SimhashDescendToLevel(index, tree, root, rootlevel, 0, 0,
-								callback ? BUFFER_LOCK_EXCLUSIVE : BUFFER_LOCK_SHARE);
+	/* the leftmost leaf, then along the right-links */
+	buf = SimhashDescendToLevel(index, tree, root, rootlevel, 0, 0, BUFFER_LOCK_SHARE);
+	if (callback)
+	{
+		BlockNumber first = BufferGetBlockNumber(buf);
+
+		UnlockReleaseBuffer(buf);
+		buf = ReadBuffer(index, first);
+		LockBufferForCleanup(buf);
+	}
 	for (;;)
 	{
 		Page		page = BufferGetPage(buf);
@@ -67,7 +78,6 @@ SimhashVacuumTree(IndexVacuumInfo *info, int tree, BlockNumber root, uint16 root
 		SimhashPivot *pivots = NULL;
 		int			npivots = 0;
 
-		vacuum_delay_point();
 		if (callback)
 		{
 			kept = 0;
@@ -105,8 +115,13 @@ SimhashVacuumTree(IndexVacuumInfo *info, int tree, BlockNumber root, uint16 root
 		}
 		if (next == InvalidBlockNumber)
 			break;
+		/* sleep for the cost-based delay between pages, holding no lock */
+		vacuum_delay_point();
 		buf = ReadBuffer(index, next);
-		LockBuffer(buf, callback ? BUFFER_LOCK_EXCLUSIVE : BUFFER_LOCK_SHARE);
+		if (callback)
+			LockBufferForCleanup(buf);
+		else
+			LockBuffer(buf, BUFFER_LOCK_SHARE);
 	}
 	pfree(entries);
 }

@@ -33,32 +33,6 @@
 
 #include "shindex.h"
 
-/* Is typid the simhash_ball type (recognised by its input function)? */
-static bool
-SimhashIsBallType(Oid typid)
-{
-	HeapTuple	tup;
-	bool		result = false;
-
-	tup = SearchSysCache1(TYPEOID, ObjectIdGetDatum(typid));
-	if (HeapTupleIsValid(tup))
-	{
-		Oid			input = ((Form_pg_type) GETSTRUCT(tup))->typinput;
-		HeapTuple	ptup = SearchSysCache1(PROCOID, ObjectIdGetDatum(input));
-
-		if (HeapTupleIsValid(ptup))
-		{
-			bool		isnull;
-			Datum		src = SysCacheGetAttr(PROCOID, ptup, Anum_pg_proc_prosrc, &isnull);
-
-			result = !isnull && strcmp(TextDatumGetCString(src), "simhash_ball_in") == 0;
-			ReleaseSysCache(ptup);
-		}
-		ReleaseSysCache(tup);
-	}
-	return result;
-}
-
 /* Report a problem with an opfamily member; always returns false. */
 static bool
 SimhashValidateComplaint(const char *family, const char *what, const char *detail)
@@ -120,7 +94,7 @@ shvalidate(Oid opclassoid)
 			case SIMHASH_WITHIN_STRATEGY:
 				ok = op->amoppurpose == AMOP_SEARCH &&
 					op->amoplefttype == opcintype &&
-					SimhashIsBallType(op->amoprighttype) &&
+					SimhashTypeIsBall(op->amoprighttype) &&
 					check_amop_signature(op->amopopr, BOOLOID,
 										 op->amoplefttype, op->amoprighttype);
 				break;

@@ -33,6 +33,10 @@ if [ $status -ne 0 ] && [ -d "$work/tree/results" ]; then
 	mkdir -p results
 	cp -a "$work/tree"/results/. results/ 2>/dev/null
 	cp -a "$work/tree"/regression.diffs . 2>/dev/null
-	echo "(failure output copied to ./results and ./regression.diffs)"
+	if [ -d "$work/tree/output_iso" ]; then
+		rm -rf output_iso
+		cp -a "$work/tree/output_iso" . 2>/dev/null
+	fi
+	echo "(failure output copied to ./results, ./regression.diffs and ./output_iso)"
 fi
 exit $status

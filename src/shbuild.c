@@ -311,6 +311,20 @@ shbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 		elog(ERROR, "index \"%s\" already contains data",
 			 RelationGetRelationName(index));
 
+	/*
+	 * An exclusion constraint checks each new row by scanning the index with
+	 * a dirty snapshot for conflicting rows of concurrent transactions.  Our
+	 * inserts are buffered per backend until the end of the statement, so
+	 * such a scan could miss a conflicting row that another session has
+	 * inserted but not yet flushed: refuse rather than enforce it wrongly.
+	 */
+	if (indexInfo->ii_ExclusionOps != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("simhash indexes do not support exclusion constraints"),
+				 errdetail("Entries are added to a simhash index at the end of each statement, so a concurrent insertion cannot be checked against them."),
+				 errhint("Use a UNIQUE constraint (a btree index) for equal fingerprints.")));
+
 	/* block 0 is the metapage; its roots are filled in at the end */
 	metabuf = SimhashNewBuffer(index);
 	Assert(BufferGetBlockNumber(metabuf) == SIMHASH_METAPAGE_BLKNO);

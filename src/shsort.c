@@ -28,6 +28,13 @@
 #define RADIX_BUCKETS	(1 << RADIX_BITS)
 #define RADIX_PASSES	6		/* 66 bits cover the 62-bit keys */
 
+/*
+ * Below this many records an insertion sort is cheaper: every radix pass
+ * clears and scans all RADIX_BUCKETS counters, which for the handful of
+ * entries of a single-row INSERT cost more than the rest of the insertion.
+ */
+#define SIMHASH_RADIX_MIN_RECORDS	64
+
 /* One sorted run on disk and the record at its head during the merge */
 typedef struct SimhashRun
 {
@@ -50,17 +57,43 @@ struct SimhashSpool
 	bool		sorted;
 };
 
+/* Sort a few records by key in place (stable, like the radix sort). */
+static void
+SimhashInsertionSort(SimhashSpoolEntry *a, Size n)
+{
+	for (Size i = 1; i < n; i++)
+	{
+		SimhashSpoolEntry e = a[i];
+		Size		j = i;
+
+		while (j > 0 && a[j - 1].key > e.key)
+		{
+			a[j] = a[j - 1];
+			j--;
+		}
+		a[j] = e;
+	}
+}
+
 /*
- * Sort n records by key with an LSD radix sort; "tmp" is scratch space of
- * the same size.  Passes whose digit is the same for every record are
- * skipped, which is common for the high digits.
+ * Sort n records by key with an LSD radix sort (an insertion sort for a
+ * few); "tmp" is scratch space of the same size.  Passes whose digit is
+ * the same for every record are skipped, which is common for the high
+ * digits.
  */
 void
 SimhashRadixSort(SimhashSpoolEntry *a, SimhashSpoolEntry *tmp, Size n)
 {
-	Size	   *count = palloc(sizeof(Size) * RADIX_BUCKETS);
+	Size	   *count;
 	SimhashSpoolEntry *src = a;
 	SimhashSpoolEntry *dst = tmp;
+
+	if (n < SIMHASH_RADIX_MIN_RECORDS)
+	{
+		SimhashInsertionSort(a, n);
+		return;
+	}
+	count = palloc(sizeof(Size) * RADIX_BUCKETS);
 
 	for (int pass = 0; pass < RADIX_PASSES; pass++)
 	{

@@ -12,7 +12,9 @@
 #      the time to probe every row once;
 #   3. pgbench (simple protocol, so every query is planned) on the plain
 #      table, in sessions without and with the library loaded
-#      (session_preload_libraries), alternating, 3 x 10 s each.
+#      (session_preload_libraries), alternating, 3 x 10 s each;
+#   4. the same comparison server-side: the median planning time of that
+#      query (2,000 EXPLAINs) in sessions without and with the library.
 # Results: printed, and bench/data/planner/results.txt.
 # Connection: PG* variables; without PGDATABASE, database simhash_planner
 # (created if missing).
@@ -53,6 +55,20 @@ for round in 1 2 3; do
 		tps=$(PGOPTIONS="$opts" pgbench -n -M simple -c 1 -T 10 -f "$out/plain.pgbench" 2>/dev/null |
 			sed -n 's/^tps = \([0-9.]*\).*/\1/p')
 		echo "pgbench_tps_${mode}_library,$tps" | tee -a "$out/measure.csv"
+	done
+done
+echo "== planning time of the same query, server-side, without and with the library loaded"
+# median of 2,000 EXPLAINs per session (pl_time_explain of measure.sql):
+# the hook's cost per planned query, free of the client round trip
+for round in 1 2 3; do
+	for mode in without with; do
+		if [ $mode = with ]; then
+			opts="-c session_preload_libraries=simhash"
+		else
+			opts=""
+		fi
+		ms=$(PGOPTIONS="$opts" psql -X -tA -c "SELECT pl_time_explain('SELECT v FROM pl_plain WHERE id = 42', 2000)")
+		echo "plan_ms_plain_pkey_${mode}_library,$ms" | tee -a "$out/measure.csv"
 	done
 done
 cp "$out/measure.csv" "$out/results.txt"

@@ -250,7 +250,7 @@ DROP INDEX docs_fp_ff;
 SELECT sqlstate_of($$CREATE INDEX ON docs USING simhash (id)$$);
 SELECT sqlstate_of($$CREATE INDEX ON docs USING simhash (fp, id)$$);
 SELECT sqlstate_of($$CREATE UNIQUE INDEX ON docs USING simhash (fp)$$);
--- exclusion constraints are refused (entries are buffered per statement)
+-- exclusion constraints are refused (entries are buffered until commit)
 ALTER TABLE docs ADD CONSTRAINT docs_fp_excl EXCLUDE USING simhash (fp WITH =);
 SELECT count(*) AS exclusion_constraints FROM pg_constraint WHERE conrelid = 'docs'::regclass AND contype = 'x';
 SELECT sqlstate_of($$SELECT simhash_index_check('docs_pkey')$$);

@@ -314,15 +314,15 @@ shbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 	/*
 	 * An exclusion constraint checks each new row by scanning the index with
 	 * a dirty snapshot for conflicting rows of concurrent transactions.  Our
-	 * inserts are buffered per backend until the end of the statement, so
-	 * such a scan could miss a conflicting row that another session has
-	 * inserted but not yet flushed: refuse rather than enforce it wrongly.
+	 * inserts are buffered per backend, at the latest until commit, so such
+	 * a scan could miss a conflicting row that another session has inserted
+	 * but not yet flushed: refuse rather than enforce it wrongly.
 	 */
 	if (indexInfo->ii_ExclusionOps != NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("simhash indexes do not support exclusion constraints"),
-				 errdetail("Entries are added to a simhash index at the end of each statement, so a concurrent insertion cannot be checked against them."),
+				 errdetail("New entries reach a simhash index in batches, at the latest at commit, so a concurrent insertion cannot be checked against them."),
 				 errhint("Use a UNIQUE constraint (a btree index) for equal fingerprints.")));
 
 	/* block 0 is the metapage; its roots are filled in at the end */

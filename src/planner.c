@@ -22,7 +22,10 @@
  * comes from another relation), and runs the core index path generator again
  * for the simhash indexes: that yields plain, bitmap and parameterized index
  * paths, and nearest-neighbour paths when the query orders by distance, all
- * with core's own logic.  The original clause stays, as a cheap filter.
+ * with core's own logic.  The index evaluates the derived clause exactly, so
+ * each new index clause is then attributed to the original clause: the plan
+ * treats the original as enforced by the index and checks no row twice (a
+ * sequential scan still evaluates it).
  *
  * Estimates: the original's selectivity is computed here (the probability
  * that two fingerprints lie within k, from pg_statistic) and cached in its
@@ -54,6 +57,7 @@
 #include "catalog/pg_amop.h"
 #include "catalog/pg_opfamily_d.h"
 #include "catalog/pg_type.h"
+#include "miscadmin.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "nodes/supportnodes.h"
@@ -471,6 +475,55 @@ SimhashResizeParameterized(PlannerInfo *root, RelOptInfo *rel,
 }
 
 /*
+ * Attribute the index clauses of "path" (and of the index paths under a
+ * bitmap path) that use a derived clause to the original clause they came
+ * from.  An IndexClause's rinfo is the clause it enforces and its indexquals
+ * what the index evaluates; the derivation is exact (lossy stays false), so
+ * createplan.c then leaves the original out of the scan's filter.
+ */
+static void
+SimhashAttributeIndexClauses(Path *path, List *originals, List *derivations)
+{
+	ListCell   *lc;
+
+	check_stack_depth();
+	switch (nodeTag(path))
+	{
+		case T_IndexPath:
+			foreach(lc, ((IndexPath *) path)->indexclauses)
+			{
+				IndexClause *iclause = lfirst_node(IndexClause, lc);
+				ListCell   *o,
+						   *d;
+
+				forboth(o, originals, d, derivations)
+				{
+					if (iclause->rinfo == lfirst(d) && !iclause->lossy)
+					{
+						iclause->rinfo = lfirst(o);
+						break;
+					}
+				}
+			}
+			break;
+		case T_BitmapHeapPath:
+			SimhashAttributeIndexClauses(((BitmapHeapPath *) path)->bitmapqual,
+										 originals, derivations);
+			break;
+		case T_BitmapAndPath:
+			foreach(lc, ((BitmapAndPath *) path)->bitmapquals)
+				SimhashAttributeIndexClauses(lfirst(lc), originals, derivations);
+			break;
+		case T_BitmapOrPath:
+			foreach(lc, ((BitmapOrPath *) path)->bitmapquals)
+				SimhashAttributeIndexClauses(lfirst(lc), originals, derivations);
+			break;
+		default:
+			break;
+	}
+}
+
+/*
  * set_rel_pathlist_hook: add simhash index paths for radius clauses.
  */
 static void
@@ -545,6 +598,17 @@ SimhashSetRelPathlist(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEnt
 	rel->indexlist = saved_indexlist;
 	/* the new paths' sizes too */
 	SimhashResizeParameterized(root, rel, originals, derivations);
+
+	/*
+	 * Finally let the index clauses name the original clauses.  Only paths
+	 * of our simhash indexes can hold derived clauses, and every path that
+	 * does is in one of these lists (or under a bitmap path in them); an
+	 * IndexClause shared by several paths is rewritten once.
+	 */
+	foreach(lc, rel->pathlist)
+		SimhashAttributeIndexClauses(lfirst(lc), originals, derivations);
+	foreach(lc, rel->partial_pathlist)
+		SimhashAttributeIndexClauses(lfirst(lc), originals, derivations);
 }
 
 /* Install the planner hook (from _PG_init). */

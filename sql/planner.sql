@@ -51,6 +51,19 @@ SELECT count(*) FILTER (WHERE ids IS DISTINCT FROM
 		(SELECT array_agg(id ORDER BY id) FROM docs WHERE simhash_within(fp, e.q, e.k))) AS within,
 	   count(*) AS cases
 FROM (SELECT e.*, p.q FROM expected e JOIN probes p USING (c)) e;
+-- again with plain index scans, where the index condition alone decides
+SET enable_bitmapscan = off;
+SELECT count(*) FILTER (WHERE ids IS DISTINCT FROM
+		(SELECT array_agg(id ORDER BY id) FROM docs WHERE fp <-> e.q <= e.k)) AS le,
+	   count(*) FILTER (WHERE ids IS DISTINCT FROM
+		(SELECT array_agg(id ORDER BY id) FROM docs WHERE fp <-> e.q < e.k + 1)) AS lt,
+	   count(*) FILTER (WHERE ids IS DISTINCT FROM
+		(SELECT array_agg(id ORDER BY id) FROM docs WHERE e.k >= e.q <-> fp)) AS ge,
+	   count(*) FILTER (WHERE ids IS DISTINCT FROM
+		(SELECT array_agg(id ORDER BY id) FROM docs WHERE simhash_within(fp, e.q, e.k))) AS within,
+	   count(*) AS cases
+FROM (SELECT e.*, p.q FROM expected e JOIN probes p USING (c)) e;
+RESET enable_bitmapscan;
 RESET enable_seqscan;
 
 -- prepared statements with generic plans: q and k are parameters
@@ -62,6 +75,22 @@ EXPLAIN (COSTS OFF) EXECUTE near_text('some text');
 EXECUTE near(fp_of(5), 3);
 EXECUTE near(fp_of(5), -1);
 EXECUTE near(fp_of(5), 200);
+-- a NULL radius or query matches nothing, whichever scan runs (the index
+-- condition stands in for the original clause, so it must be NULL too)
+EXECUTE near(fp_of(5), NULL);
+EXECUTE near(NULL, 3);
+SET enable_bitmapscan = off;
+PREPARE near_is(simhash64, int) AS SELECT count(*) FROM docs WHERE fp <-> $1 <= $2;
+EXPLAIN (COSTS OFF) EXECUTE near_is(fp_of(5), NULL);
+EXECUTE near_is(fp_of(5), NULL);
+EXECUTE near_is(NULL, 3);
+EXECUTE near_is(fp_of(5), 3);
+DEALLOCATE near_is;
+EXPLAIN (COSTS OFF) SELECT count(*) FROM docs WHERE fp <-> fp_of(5) <= (SELECT NULL::int);
+SELECT count(*) FROM docs WHERE fp <-> fp_of(5) <= (SELECT NULL::int);
+SELECT count(*) FROM docs WHERE fp <-> fp_of(5) < nullif(current_setting('search_path'), current_setting('search_path'))::int8;
+SELECT count(*) FROM docs a JOIN (VALUES (fp_of(5), NULL::int2)) v(q, k) ON a.fp <-> v.q <= v.k;
+RESET enable_bitmapscan;
 RESET plan_cache_mode;
 DEALLOCATE near; DEALLOCATE near_text;
 

@@ -251,8 +251,6 @@ SimhashRadiusExpr(Node *bound, int adjust)
 {
 	Oid			type = exprType(bound);
 	Expr	   *k8;
-	MinMaxExpr *lo,
-			   *hi;
 
 	if (IsA(bound, Const))
 	{
@@ -270,8 +268,11 @@ SimhashRadiusExpr(Node *bound, int adjust)
 	}
 
 	/*
-	 * int4(greatest(least(int8(k), 65), -1) + adjust): clamped before the
-	 * adjustment, so that no bound can overflow
+	 * int4(int8larger(int8smaller(int8(k), 65), -1) + adjust): clamped
+	 * before the adjustment, so that no bound can overflow.  Strict functions
+	 * rather than LEAST/GREATEST, which ignore NULLs: a NULL k must give a
+	 * NULL radius (no rows), because the index condition replaces the
+	 * original clause.
 	 */
 	if (type == INT8OID)
 		k8 = (Expr *) bound;
@@ -279,19 +280,16 @@ SimhashRadiusExpr(Node *bound, int adjust)
 		k8 = (Expr *) makeFuncExpr(type == INT2OID ? F_INT8_INT2 : F_INT8_INT4, INT8OID,
 								   list_make1(bound), InvalidOid, InvalidOid,
 								   COERCE_EXPLICIT_CAST);
-	lo = makeNode(MinMaxExpr);
-	lo->minmaxtype = INT8OID;
-	lo->op = IS_LEAST;
-	lo->args = list_make2(k8, makeConst(INT8OID, -1, InvalidOid, sizeof(int64),
-										Int64GetDatum(SIMHASH_BITS + 1), false, FLOAT8PASSBYVAL));
-	lo->location = -1;
-	hi = makeNode(MinMaxExpr);
-	hi->minmaxtype = INT8OID;
-	hi->op = IS_GREATEST;
-	hi->args = list_make2(lo, makeConst(INT8OID, -1, InvalidOid, sizeof(int64),
-										Int64GetDatum(-1), false, FLOAT8PASSBYVAL));
-	hi->location = -1;
-	k8 = (Expr *) hi;
+	k8 = (Expr *) makeFuncExpr(F_INT8SMALLER, INT8OID,
+							   list_make2(k8, makeConst(INT8OID, -1, InvalidOid, sizeof(int64),
+														Int64GetDatum(SIMHASH_BITS + 1), false,
+														FLOAT8PASSBYVAL)),
+							   InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);
+	k8 = (Expr *) makeFuncExpr(F_INT8LARGER, INT8OID,
+							   list_make2(k8, makeConst(INT8OID, -1, InvalidOid, sizeof(int64),
+														Int64GetDatum(-1), false,
+														FLOAT8PASSBYVAL)),
+							   InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);
 	if (adjust != 0)
 		k8 = (Expr *) makeFuncExpr(F_INT8PL, INT8OID,
 								   list_make2(k8, makeConst(INT8OID, -1, InvalidOid, sizeof(int64),

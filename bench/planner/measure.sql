@@ -58,6 +58,12 @@ SELECT 'selfjoin_ms_btree4', pl_exec_ms($$SELECT count(*) FROM pl_btree a JOIN p
 	ON (((b.fp >> 48) & 65535) = ((a.fp >> 48) & 65535) OR ((b.fp >> 32) & 65535) = ((a.fp >> 32) & 65535)
 	 OR ((b.fp >> 16) & 65535) = ((a.fp >> 16) & 65535) OR (b.fp & 65535) = (a.fp & 65535))
 	AND bit_count((a.fp # b.fp)::bit(64)) <= 3 AND a.id < b.id$$);
+-- the same two joins with the copies of a centre scattered over the heap
+SELECT 'selfjoin_ms_simhash_shuffled', pl_exec_ms($$SELECT count(*) FROM pl_sim_shuffled a JOIN pl_sim_shuffled b ON a.fp <-> b.fp <= 3 AND a.id < b.id$$);
+SELECT 'selfjoin_ms_btree4_shuffled', pl_exec_ms($$SELECT count(*) FROM pl_btree_shuffled a JOIN pl_btree_shuffled b
+	ON (((b.fp >> 48) & 65535) = ((a.fp >> 48) & 65535) OR ((b.fp >> 32) & 65535) = ((a.fp >> 32) & 65535)
+	 OR ((b.fp >> 16) & 65535) = ((a.fp >> 16) & 65535) OR (b.fp & 65535) = (a.fp & 65535))
+	AND bit_count((a.fp # b.fp)::bit(64)) <= 3 AND a.id < b.id$$);
 -- without an index: a nested loop over all pairs; measured on 1,000 outer rows and scaled
 SET enable_indexscan = off; SET enable_bitmapscan = off;
 SELECT 'selfjoin_ms_no_index_per_1000_outer', pl_exec_ms($$SELECT count(*) FROM (SELECT * FROM pl_sim ORDER BY id LIMIT 1000) a JOIN pl_sim b ON a.fp <-> b.fp <= 3 AND a.id < b.id$$);

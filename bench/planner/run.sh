@@ -3,13 +3,14 @@
 #
 #   1. setup.sql: 1M clustered fingerprints with a simhash index (pl_sim),
 #      the same rows with four btree indexes on the 16-bit blocks (pl_btree),
-#      and a plain table without fingerprints (pl_plain);
+#      both again in random heap order (pl_*_shuffled), and a plain table
+#      without fingerprints (pl_plain);
 #   2. measure.sql: planning time of "fp <-> q <= 3" against the explicit
 #      spellings and against tables the hook ignores; execution time of
 #      "fp <-> q <= 3" against "fp <@ simhash_ball(q, 3)"; listing all
 #      near-duplicate pairs at k = 3 (self-join) with the simhash index, with
-#      the four btrees, without any index (scaled from 1,000 outer rows), and
-#      the time to probe every row once;
+#      the four btrees (in cluster order and shuffled), without any index
+#      (scaled from 1,000 outer rows), and the time to probe every row once;
 #   3. pgbench (simple protocol, so every query is planned) on the plain
 #      table, in sessions without and with the library loaded
 #      (session_preload_libraries), alternating, 3 x 10 s each;

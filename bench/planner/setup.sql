@@ -3,11 +3,14 @@
 --             flipped, plus 100,000 random rows), simhash index
 --   pl_btree  the same rows, four btree indexes on the 16-bit blocks
 --   pl_plain  100,000 rows (id int primary key, v int): no fingerprints
+--   pl_sim_shuffled, pl_btree_shuffled: pl_sim and pl_btree with the rows in
+--             random heap order (copies of a centre scattered over the table,
+--             as when near-duplicates arrive over time), same indexes
 \set ON_ERROR_STOP on
 SET client_min_messages = warning;
 SET maintenance_work_mem = '1GB';
 CREATE EXTENSION IF NOT EXISTS simhash;
-DROP TABLE IF EXISTS pl_sim, pl_btree, pl_plain;
+DROP TABLE IF EXISTS pl_sim, pl_btree, pl_plain, pl_sim_shuffled, pl_btree_shuffled;
 SELECT setseed(0.5);
 CREATE TABLE pl_sim (id bigint, fp simhash64);
 WITH centres AS (
@@ -32,8 +35,17 @@ CREATE INDEX pl_btree_b0 ON pl_btree (((fp >> 48) & 65535));
 CREATE INDEX pl_btree_b1 ON pl_btree (((fp >> 32) & 65535));
 CREATE INDEX pl_btree_b2 ON pl_btree (((fp >> 16) & 65535));
 CREATE INDEX pl_btree_b3 ON pl_btree ((fp & 65535));
+CREATE TABLE pl_sim_shuffled AS SELECT * FROM pl_sim ORDER BY random();
+CREATE TABLE pl_btree_shuffled AS SELECT id, fp::int8 AS fp FROM pl_sim_shuffled;
+CREATE INDEX pl_sim_shuffled_fp ON pl_sim_shuffled USING simhash (fp);
+CREATE INDEX pl_btree_shuffled_b0 ON pl_btree_shuffled (((fp >> 48) & 65535));
+CREATE INDEX pl_btree_shuffled_b1 ON pl_btree_shuffled (((fp >> 32) & 65535));
+CREATE INDEX pl_btree_shuffled_b2 ON pl_btree_shuffled (((fp >> 16) & 65535));
+CREATE INDEX pl_btree_shuffled_b3 ON pl_btree_shuffled ((fp & 65535));
 CREATE TABLE pl_plain AS SELECT i AS id, i AS v FROM generate_series(1, 100000) i;
 ALTER TABLE pl_plain ADD PRIMARY KEY (id);
 VACUUM ANALYZE pl_sim;
 VACUUM ANALYZE pl_btree;
 VACUUM ANALYZE pl_plain;
+VACUUM ANALYZE pl_sim_shuffled;
+VACUUM ANALYZE pl_btree_shuffled;

@@ -192,6 +192,13 @@ SELECT estimated BETWEEN actual / 2 AND actual * 2 AS within_2x, actual
 FROM plan_rows($$SELECT a.id, b.id FROM docs a JOIN docs b ON a.fp <-> b.fp <= 3$$);
 SELECT estimated BETWEEN actual / 3 AND actual * 3 AS within_3x, actual
 FROM plan_rows($$SELECT a.id, b.id FROM docs a JOIN docs b ON a.fp <-> b.fp <= 3 AND a.id < b.id$$);
+-- counts are reused within a statement's planning only: a later statement of
+-- the same transaction sees rows it has just inserted
+BEGIN;
+SELECT estimated, actual FROM plan_rows($$SELECT id FROM docs WHERE fp <-> fp_of(5) <= 3$$);
+INSERT INTO docs SELECT 900000 + i, fp_of(5) FROM generate_series(1, 50) i;
+SELECT estimated, actual FROM plan_rows($$SELECT id FROM docs WHERE fp <-> fp_of(5) <= 3$$);
+ROLLBACK;
 -- a table without a simhash index is planned as before (1/3 of the rows)
 CREATE TABLE plain AS SELECT * FROM docs;
 ANALYZE plain;

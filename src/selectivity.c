@@ -28,10 +28,12 @@
 
 #include "access/genam.h"
 #include "access/htup_details.h"
+#include "access/xact.h"
 #include "catalog/pg_statistic.h"
 #include "catalog/pg_type.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/paths.h"
+#include "storage/proc.h"
 #include "utils/rel.h"
 #include "utils/lsyscache.h"
 #include "utils/selfuncs.h"
@@ -54,6 +56,28 @@
 
 PG_FUNCTION_INFO_V1(simhash_ball_restrict_sel);
 PG_FUNCTION_INFO_V1(simhash_ball_join_sel);
+
+/*
+ * Recent counts: planning one statement estimates the same neighbourhood
+ * for the clause and again for each index path built from it, and a count
+ * at k = 6 costs as much as running the query.  A count is reused only
+ * within the command that made it; it is an estimate, so concurrent changes
+ * to the index do not matter.
+ */
+typedef struct SimhashCountMemo
+{
+	LocalTransactionId lxid;	/* InvalidLocalTransactionId: empty slot */
+	CommandId	cid;
+	Oid			indexoid;
+	uint64		center;
+	int			radius;
+	int64		count;
+} SimhashCountMemo;
+
+#define SIMHASH_COUNT_MEMO_SIZE	8
+
+static SimhashCountMemo count_memo[SIMHASH_COUNT_MEMO_SIZE];
+static int	count_memo_next = 0;
 
 /* Read the MCV list and histogram of a fingerprint column, if any. */
 void
@@ -184,6 +208,42 @@ SimhashFindIndex(VariableStatData *vardata)
 }
 
 /*
+ * Index entries within "radius" of "center" (at most SIMHASH_COUNT_LIMIT),
+ * counted once per command.
+ */
+static int64
+SimhashCountNeighbours(Oid indexoid, uint64 center, int radius)
+{
+	LocalTransactionId lxid = MyProc->lxid;
+	CommandId	cid = GetCurrentCommandId(false);
+	SimhashCountMemo *m;
+	Relation	rel;
+	int64		count;
+
+	for (int i = 0; i < SIMHASH_COUNT_MEMO_SIZE; i++)
+	{
+		m = &count_memo[i];
+		if (m->lxid == lxid && lxid != InvalidLocalTransactionId && m->cid == cid &&
+			m->indexoid == indexoid && m->center == center && m->radius == radius)
+			return m->count;
+	}
+
+	rel = index_open(indexoid, NoLock);
+	count = SimhashCountWithin(rel, center, radius, SIMHASH_COUNT_LIMIT);
+	index_close(rel, NoLock);
+
+	m = &count_memo[count_memo_next];
+	count_memo_next = (count_memo_next + 1) % SIMHASH_COUNT_MEMO_SIZE;
+	m->lxid = lxid;
+	m->cid = cid;
+	m->indexoid = indexoid;
+	m->center = center;
+	m->radius = radius;
+	m->count = count;
+	return count;
+}
+
+/*
  * Fraction of the indexed rows within "radius" of "center", counted in the
  * index; -1 when the search would cost too much.  The planner already
  * holds a lock on the index.
@@ -193,7 +253,6 @@ SimhashIndexFraction(IndexOptInfo *index, uint64 center, int radius)
 {
 	SimhashProbePlan plan;
 	double		rows = Max(index->tuples, 1);
-	Relation	rel;
 	int64		count;
 
 	if (radius < 0)
@@ -201,9 +260,7 @@ SimhashIndexFraction(IndexOptInfo *index, uint64 center, int radius)
 	SimhashPlanProbes(radius, rows, &plan);
 	if (radius >= SIMHASH_BITS || plan.cost > SIMHASH_COUNT_BUDGET)
 		return -1;
-	rel = index_open(index->indexoid, NoLock);
-	count = SimhashCountWithin(rel, center, radius, SIMHASH_COUNT_LIMIT);
-	index_close(rel, NoLock);
+	count = SimhashCountNeighbours(index->indexoid, center, radius);
 	return Min((double) count / rows, 1.0);
 }
 

@@ -35,7 +35,7 @@ REGRESS_OPTS = --inputdir=. --load-extension=simhash
 
 # isolation specs: sql_tests/isolation/specs/*.spec, expected/*.out
 # (simhash_own_inserts needs max_prepared_transactions > 0)
-ISOLATION = simhash_insert_scan simhash_own_inserts simhash_vacuum simhash_cic \
+ISOLATION = simhash_insert_scan simhash_own_inserts simhash_vacuum simhash_cic simhash_estimate \
 	simhash_subxact
 ISOLATION_OPTS = --inputdir=sql_tests/isolation --load-extension=simhash
 

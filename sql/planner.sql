@@ -160,6 +160,15 @@ EXPLAIN (COSTS OFF) SELECT id FROM parted WHERE fp <-> fp_of(5) <= 3;
 SELECT count(*) = (SELECT count(*) FROM docs WHERE hamming(fp, fp_of(5)) <= 3) AS same
 FROM parted WHERE fp <-> fp_of(5) <= 3;
 
+-- a partial simhash index serves the rows its predicate covers
+CREATE INDEX docs_fp_even ON docs USING simhash (fp) WHERE id % 2 = 0;
+SET enable_bitmapscan = off;
+EXPLAIN (COSTS OFF) SELECT id FROM docs WHERE id % 2 = 0 AND fp <-> fp_of(5) <= 3;
+SELECT count(*) = (SELECT count(*) FROM docs WHERE id % 2 = 0 AND hamming(fp, fp_of(5)) + 0 <= 3) AS same
+FROM docs WHERE id % 2 = 0 AND fp <-> fp_of(5) <= 3;
+RESET enable_bitmapscan;
+DROP INDEX docs_fp_even;
+
 -- nearest neighbours within a radius: one index scan
 EXPLAIN (COSTS OFF)
 SELECT id, fp <-> fp_of(5) AS d FROM docs WHERE fp <-> fp_of(5) <= 3 ORDER BY fp <-> fp_of(5) LIMIT 5;

@@ -531,6 +531,7 @@ SimhashSetRelPathlist(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEnt
 	List	   *saved_indexlist;
 	List	   *originals = NIL;	/* recognized clauses ... */
 	List	   *derivations = NIL;	/* ... and what they became */
+	List	   *restrictions = NIL; /* the derived restriction clauses */
 	ListCell   *lc;
 
 	if (prev_set_rel_pathlist_hook)
@@ -569,9 +570,26 @@ SimhashSetRelPathlist(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEnt
 		rel->joininfo = list_concat(rel->joininfo, newjoin);
 		derivations = list_concat(derivations, newrestrict);
 		derivations = list_concat(derivations, newjoin);
+		restrictions = list_concat(restrictions, newrestrict);
 	}
 	if (derivations == NIL)
 		return;
+
+	/*
+	 * A partial index matches restriction clauses from its own copy of the
+	 * list, made before this hook ran (the clauses its predicate does not
+	 * imply); give it the derived ones too.  Any other index shares the
+	 * relation's list, which already has them.
+	 */
+	foreach(lc, simhash_indexes)
+	{
+		IndexOptInfo *index = lfirst_node(IndexOptInfo, lc);
+
+		if (index->indpred != NIL && index->predOK &&
+			index->indrestrictinfo != rel->baserestrictinfo)
+			index->indrestrictinfo = list_concat_copy(index->indrestrictinfo,
+													  restrictions);
+	}
 
 	/* the estimate of the original clauses changed: size the relation again */
 	if (rel->baserestrictinfo != NIL)

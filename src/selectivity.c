@@ -61,12 +61,14 @@ PG_FUNCTION_INFO_V1(simhash_ball_join_sel);
  * Recent counts: planning one statement estimates the same neighbourhood
  * for the clause and again for each index path built from it, and a count
  * at k = 6 costs as much as running the query.  A count is reused only
- * within the command that made it; it is an estimate, so concurrent changes
- * to the index do not matter.
+ * within the statement and command that made it (read-only statements of a
+ * transaction share a command id); it is an estimate, so concurrent changes
+ * to the index during that statement do not matter.
  */
 typedef struct SimhashCountMemo
 {
 	LocalTransactionId lxid;	/* InvalidLocalTransactionId: empty slot */
+	TimestampTz stmt;			/* start of the statement that counted */
 	CommandId	cid;
 	Oid			indexoid;
 	uint64		center;
@@ -209,12 +211,13 @@ SimhashFindIndex(VariableStatData *vardata)
 
 /*
  * Index entries within "radius" of "center" (at most SIMHASH_COUNT_LIMIT),
- * counted once per command.
+ * counted once per statement.
  */
 static int64
 SimhashCountNeighbours(Oid indexoid, uint64 center, int radius)
 {
 	LocalTransactionId lxid = MyProc->lxid;
+	TimestampTz stmt = GetCurrentStatementStartTimestamp();
 	CommandId	cid = GetCurrentCommandId(false);
 	SimhashCountMemo *m;
 	Relation	rel;
@@ -223,8 +226,8 @@ SimhashCountNeighbours(Oid indexoid, uint64 center, int radius)
 	for (int i = 0; i < SIMHASH_COUNT_MEMO_SIZE; i++)
 	{
 		m = &count_memo[i];
-		if (m->lxid == lxid && lxid != InvalidLocalTransactionId && m->cid == cid &&
-			m->indexoid == indexoid && m->center == center && m->radius == radius)
+		if (m->lxid == lxid && lxid != InvalidLocalTransactionId &&
+			m->stmt == stmt && m->cid == cid && m->indexoid == indexoid && m->center == center && m->radius == radius)
 			return m->count;
 	}
 
@@ -235,6 +238,7 @@ SimhashCountNeighbours(Oid indexoid, uint64 center, int radius)
 	m = &count_memo[count_memo_next];
 	count_memo_next = (count_memo_next + 1) % SIMHASH_COUNT_MEMO_SIZE;
 	m->lxid = lxid;
+	m->stmt = stmt;
 	m->cid = cid;
 	m->indexoid = indexoid;
 	m->center = center;

@@ -40,7 +40,9 @@ SELECT p.c, k.k, array_agg(d.id ORDER BY d.id) FILTER (WHERE d.id IS NOT NULL) A
 FROM probes p CROSS JOIN generate_series(-1, 9) k(k)
 LEFT JOIN docs d ON hamming(d.fp, p.q) <= k.k
 GROUP BY p.c, k.k;
-SET enable_seqscan = off;
+-- (the radius forms, counted where they differ from the expected rows)
+CREATE FUNCTION form_mismatches(OUT le bigint, OUT lt bigint, OUT ge bigint,
+	OUT within bigint, OUT cases bigint) LANGUAGE sql AS $$
 SELECT count(*) FILTER (WHERE ids IS DISTINCT FROM
 		(SELECT array_agg(id ORDER BY id) FROM docs WHERE fp <-> e.q <= e.k)) AS le,
 	   count(*) FILTER (WHERE ids IS DISTINCT FROM
@@ -51,18 +53,12 @@ SELECT count(*) FILTER (WHERE ids IS DISTINCT FROM
 		(SELECT array_agg(id ORDER BY id) FROM docs WHERE simhash_within(fp, e.q, e.k))) AS within,
 	   count(*) AS cases
 FROM (SELECT e.*, p.q FROM expected e JOIN probes p USING (c)) e;
+$$;
+SET enable_seqscan = off;
+SELECT * FROM form_mismatches();
 -- again with plain index scans, where the index condition alone decides
 SET enable_bitmapscan = off;
-SELECT count(*) FILTER (WHERE ids IS DISTINCT FROM
-		(SELECT array_agg(id ORDER BY id) FROM docs WHERE fp <-> e.q <= e.k)) AS le,
-	   count(*) FILTER (WHERE ids IS DISTINCT FROM
-		(SELECT array_agg(id ORDER BY id) FROM docs WHERE fp <-> e.q < e.k + 1)) AS lt,
-	   count(*) FILTER (WHERE ids IS DISTINCT FROM
-		(SELECT array_agg(id ORDER BY id) FROM docs WHERE e.k >= e.q <-> fp)) AS ge,
-	   count(*) FILTER (WHERE ids IS DISTINCT FROM
-		(SELECT array_agg(id ORDER BY id) FROM docs WHERE simhash_within(fp, e.q, e.k))) AS within,
-	   count(*) AS cases
-FROM (SELECT e.*, p.q FROM expected e JOIN probes p USING (c)) e;
+SELECT * FROM form_mismatches();
 RESET enable_bitmapscan;
 RESET enable_seqscan;
 

@@ -41,6 +41,11 @@ fi
 echo "== planning and execution times"
 psql_run -f "$here/measure.sql" | tee "$out/measure.csv"
 
+# PGOPTIONS for a session "with" or "without" the library loaded at start
+library_opts() {
+	[ "$1" = with ] && echo "-c session_preload_libraries=simhash" || true
+}
+
 echo "== pgbench on a plain table, without and with the library loaded"
 cat >"$out/plain.pgbench" <<'PGB'
 \set id random(1, 100000)
@@ -48,11 +53,7 @@ SELECT v FROM pl_plain WHERE id = :id;
 PGB
 for round in 1 2 3; do
 	for mode in without with; do
-		if [ $mode = with ]; then
-			opts="-c session_preload_libraries=simhash"
-		else
-			opts=""
-		fi
+		opts=$(library_opts $mode)
 		tps=$(PGOPTIONS="$opts" pgbench -n -M simple -c 1 -T 10 -f "$out/plain.pgbench" 2>/dev/null |
 			sed -n 's/^tps = \([0-9.]*\).*/\1/p')
 		echo "pgbench_tps_${mode}_library,$tps" | tee -a "$out/measure.csv"
@@ -63,11 +64,7 @@ echo "== planning time of the same query, server-side, without and with the libr
 # the hook's cost per planned query, free of the client round trip
 for round in 1 2 3; do
 	for mode in without with; do
-		if [ $mode = with ]; then
-			opts="-c session_preload_libraries=simhash"
-		else
-			opts=""
-		fi
+		opts=$(library_opts $mode)
 		ms=$(PGOPTIONS="$opts" psql -X -tA -c "SELECT pl_time_explain('SELECT v FROM pl_plain WHERE id = 42', 2000)")
 		echo "plan_ms_plain_pkey_${mode}_library,$ms" | tee -a "$out/measure.csv"
 	done

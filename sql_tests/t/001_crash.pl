@@ -49,12 +49,7 @@ $node->start;
 
 $node->safe_psql('postgres', setup_sql());
 $node->safe_psql(
-	'postgres', q{
-CREATE TABLE docs (
-	id int8 NOT NULL,
-	src int8 NOT NULL,
-	mask int8,
-	fp simhash64 GENERATED ALWAYS AS (fp_mk(src, mask)) STORED);
+	'postgres', docs_table_sql() . q{
 -- clusters of near-copies of fp_mk(1..30, 0), and scattered rows
 INSERT INTO docs (id, src, mask)
 	SELECT i, CASE WHEN i % 4 = 0 THEN i % 30 + 1 ELSE i END,

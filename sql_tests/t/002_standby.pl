@@ -41,12 +41,7 @@ $primary->safe_psql('postgres', setup_sql());
 # fp = fp_mk(src, mask): src 1..30 with a few bits flipped are clusters
 # of near-copies; src = id are scattered rows; mask NULL is a NULL row
 $primary->safe_psql(
-	'postgres', q{
-CREATE TABLE docs (
-	id int8 NOT NULL,
-	src int8 NOT NULL,
-	mask int8,
-	fp simhash64 GENERATED ALWAYS AS (fp_mk(src, mask)) STORED);
+	'postgres', docs_table_sql() . q{
 CREATE FUNCTION load(lo int8, hi int8) RETURNS void LANGUAGE sql AS $$
 	INSERT INTO docs (id, src, mask)
 	SELECT i, CASE WHEN i % 3 = 0 THEN i % 30 + 1 ELSE i END,

@@ -15,8 +15,8 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 
 use Exporter 'import';
-our @EXPORT = qw(setup_sql query_centers compare_index_seq check_index
-  rows_found_by_index);
+our @EXPORT = qw(setup_sql docs_table_sql query_centers compare_index_seq
+  check_index rows_found_by_index);
 
 # The test schema helpers: deterministic fingerprints, near-copies and an
 # assertion that raises (so pgbench and psql fail loudly on a mismatch).
@@ -38,6 +38,19 @@ $$ BEGIN
 	END IF;
 	RETURN true;
 END $$;
+EOSQL
+}
+
+# The table of the crash and standby tests: fp = fp_mk(src, mask), so the
+# expected fingerprint of every row is known from (src, mask).
+sub docs_table_sql
+{
+	return <<'EOSQL';
+CREATE TABLE docs (
+	id int8 NOT NULL,
+	src int8 NOT NULL,
+	mask int8,
+	fp simhash64 GENERATED ALWAYS AS (fp_mk(src, mask)) STORED);
 EOSQL
 }
 

@@ -12,6 +12,8 @@ OBJS = \
 	src/shcost.o \
 	src/shhandler.o \
 	src/shinsert.o \
+	src/shjoin.o \
+	src/shjoinexec.o \
 	src/shpage.o \
 	src/shknn.o \
 	src/shprobe.o \
@@ -30,7 +32,7 @@ EXTENSION = simhash
 DATA = src/simhash--0.1.0.sql
 PGFILEDESC = "simhash - near-duplicate text detection"
 
-REGRESS = type distance fingerprint index planner
+REGRESS = type distance fingerprint index planner join
 REGRESS_OPTS = --inputdir=. --load-extension=simhash
 
 # isolation specs: sql_tests/isolation/specs/*.spec, expected/*.out

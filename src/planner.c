@@ -79,20 +79,7 @@
 PG_FUNCTION_INFO_V1(simhash_distance_support);
 PG_FUNCTION_INFO_V1(simhash_within_support);
 
-/* radius assumed by estimates when it is only known at run time */
-#define SIMHASH_ESTIMATE_RADIUS 3
-
 static set_rel_pathlist_hook_type prev_set_rel_pathlist_hook = NULL;
-
-/* The catalog objects of one simhash operator family */
-typedef struct SimhashOpfamilyInfo
-{
-	Oid			dist_opno;		/* simhash64 <-> simhash64 */
-	Oid			dist_funcid;	/* its function, hamming() */
-	Oid			within_opno;	/* simhash64 <@ simhash_ball */
-	Oid			ball_type;		/* simhash_ball */
-	Oid			ball_func;		/* simhash_ball(simhash64, int4) */
-} SimhashOpfamilyInfo;
 
 /* A recognized radius clause on an index column */
 typedef struct SimhashRadiusClause
@@ -107,7 +94,7 @@ typedef struct SimhashRadiusClause
  * Find the operators of a simhash operator family through the catalog.
  * Returns false if the family lacks one of them.
  */
-static bool
+bool
 SimhashLookupOpfamily(Oid opfamily, Oid opcintype, SimhashOpfamilyInfo *info)
 {
 	CatCList   *oprlist;
@@ -246,7 +233,7 @@ SimhashMatchRadiusClause(PlannerInfo *root, RelOptInfo *rel, RestrictInfo *rinfo
  * The radius k' as an int4 expression: the bound (any integer type) clamped
  * to [-1, 65], plus the adjustment (0 or -1).
  */
-static Expr *
+Expr *
 SimhashRadiusExpr(Node *bound, int adjust)
 {
 	Oid			type = exprType(bound);
@@ -301,7 +288,7 @@ SimhashRadiusExpr(Node *bound, int adjust)
 }
 
 /* Build "col <@ simhash_ball(query, radius)". */
-static Expr *
+Expr *
 SimhashMakeWithinClause(PlannerInfo *root, const SimhashOpfamilyInfo *info,
 						Node *indexexpr, Node *query, Expr *radius)
 {
@@ -321,7 +308,7 @@ SimhashMakeWithinClause(PlannerInfo *root, const SimhashOpfamilyInfo *info,
  * statistics, against a known centre, another column, or (for a parameter)
  * a centre assumed to come from the same distribution as the column.
  */
-static Selectivity
+Selectivity
 SimhashEstimateRadius(PlannerInfo *root, IndexOptInfo *index, Node *indexexpr,
 					  Node *query, int radius)
 {

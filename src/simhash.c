@@ -24,7 +24,7 @@ void		_PG_init(void);
 
 /*
  * Load-time initialization: index options, the hooks that batch index
- * insertions, the planner hook, and the reserved GUC prefix.
+ * insertions, the planner hooks, and the reserved GUC prefix.
  */
 void
 _PG_init(void)
@@ -32,5 +32,6 @@ _PG_init(void)
 	SimhashRegisterOptions();
 	SimhashInstallInsertHooks();
 	SimhashInstallPlannerHook();
+	SimhashInstallJoinHook();
 	MarkGUCPrefixReserved("simhash");
 }

@@ -19,6 +19,18 @@
 /* pairs of sample values compared for a join estimate, per side */
 #define SIMHASH_MAX_PAIR_VALUES	300
 #define SIMHASH_UNKNOWN_RADIUS	(-1000)
+/* radius assumed by estimates when it is only known at run time */
+#define SIMHASH_ESTIMATE_RADIUS 3
+
+/* The catalog objects of one simhash operator family */
+typedef struct SimhashOpfamilyInfo
+{
+	Oid			dist_opno;		/* simhash64 <-> simhash64 */
+	Oid			dist_funcid;	/* its function, hamming() */
+	Oid			within_opno;	/* simhash64 <@ simhash_ball */
+	Oid			ball_type;		/* simhash_ball */
+	Oid			ball_func;		/* simhash_ball(simhash64, int4) */
+} SimhashOpfamilyInfo;
 
 /* what pg_statistic says about a fingerprint column */
 typedef struct SimhashColumnStats
@@ -47,5 +59,14 @@ extern double SimhashIndexPairFraction(IndexOptInfo *index,
 
 /* planner.c */
 extern void SimhashInstallPlannerHook(void);
+extern bool SimhashLookupOpfamily(Oid opfamily, Oid opcintype, SimhashOpfamilyInfo *info);
+extern Expr *SimhashRadiusExpr(Node *bound, int adjust);
+extern Expr *SimhashMakeWithinClause(PlannerInfo *root, const SimhashOpfamilyInfo *info,
+									 Node *indexexpr, Node *query, Expr *radius);
+extern Selectivity SimhashEstimateRadius(PlannerInfo *root, IndexOptInfo *index,
+										 Node *indexexpr, Node *query, int radius);
+
+/* shjoin.c */
+extern void SimhashInstallJoinHook(void);
 
 #endif							/* SIMHASH_PLANNER_H */

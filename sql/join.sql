@@ -1,0 +1,206 @@
+--
+-- SimhashJoin: the band join for "a.fp <-> b.fp <= k" between two relations
+--
+CREATE FUNCTION jfp(i int8) RETURNS simhash64 LANGUAGE sql IMMUTABLE AS
+$$ SELECT ((hashint8(i)::int8 << 32) | (hashint8(-i)::int8 & 4294967295))::simhash64 $$;
+-- clustered: 60 centres x 25 copies with 0-4 bits flipped (pairs at 0..8
+-- bits), random rows, and NULL fingerprints
+CREATE TABLE jd (id int8, grp int4, fp simhash64);
+INSERT INTO jd
+SELECT c * 100 + j, c,
+	   (jfp(c)::int8 # (CASE WHEN j % 5 > 0 THEN 1::int8 << (j % 61) ELSE 0 END)
+					 # (CASE WHEN j % 5 > 1 THEN 1::int8 << ((j * 7) % 63) ELSE 0 END)
+					 # (CASE WHEN j % 5 > 2 THEN 1::int8 << ((j * 13) % 59) ELSE 0 END)
+					 # (CASE WHEN j % 5 > 3 THEN 1::int8 << ((j * 5) % 64) ELSE 0 END))::simhash64
+FROM generate_series(1, 60) c, generate_series(0, 24) j;
+INSERT INTO jd SELECT 100000 + i, 0, jfp(100000 + i) FROM generate_series(1, 600) i;
+INSERT INTO jd SELECT 200000 + i, -1, NULL FROM generate_series(1, 20) i;
+ANALYZE jd;
+-- a second relation: copies of some of jd's centres
+CREATE TABLE je (eid int4, fp simhash64);
+INSERT INTO je SELECT c, (jfp(c)::int8 # (1::int8 << c % 64))::simhash64 FROM generate_series(1, 90) c;
+ANALYZE je;
+SET max_parallel_workers_per_gather = 0;	-- but see "parallel" below
+
+-- the reference: every pair within 9 bits, by a nested loop that evaluates
+-- the clause
+CREATE TABLE ref AS
+SELECT a.id AS aid, b.id AS bid, a.fp <-> b.fp AS d FROM jd a, jd b WHERE a.fp <-> b.fp <= 9;
+CREATE FUNCTION ref_pairs(k int, strict_lt bool DEFAULT false) RETURNS TABLE (aid int8, bid int8)
+LANGUAGE sql AS $$
+	SELECT aid, bid FROM ref WHERE CASE WHEN strict_lt THEN d < k ELSE d <= k END
+$$;
+-- does a query give exactly the reference pairs, and is it a SimhashJoin?
+CREATE FUNCTION same_pairs(query text, k int, strict_lt bool DEFAULT false)
+RETURNS TABLE (band_join bool, pairs int8, missing int8, extra int8)
+LANGUAGE plpgsql AS $$
+DECLARE plan text := '';
+	line text;
+BEGIN
+	FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || query LOOP
+		plan := plan || line || E'\n';
+	END LOOP;
+	band_join := plan LIKE '%Custom Scan (SimhashJoin)%';
+	EXECUTE 'CREATE TEMP TABLE got (aid, bid) AS ' || query;
+	SELECT count(*) INTO pairs FROM got;
+	SELECT count(*) INTO missing FROM (SELECT * FROM ref_pairs(k, strict_lt) EXCEPT ALL SELECT * FROM got) m;
+	SELECT count(*) INTO extra FROM (SELECT * FROM got EXCEPT ALL SELECT * FROM ref_pairs(k, strict_lt)) e;
+	DROP TABLE got;
+	RETURN NEXT;
+END $$;
+
+-- the self-join listing near-duplicate pairs
+EXPLAIN (COSTS OFF)
+SELECT a.id, b.id FROM jd a JOIN jd b ON a.fp <-> b.fp <= 3 AND a.id < b.id;
+SELECT count(*) FROM jd a JOIN jd b ON a.fp <-> b.fp <= 3 AND a.id < b.id;
+SELECT count(*) FROM ref_pairs(3) r WHERE r.aid < r.bid;
+
+-- every pair (both orders, and each row with itself) at every radius 0..9,
+-- whose probes differ (radius 0 per band up to k = 3, then wider); the
+-- other join methods are disabled so that the band join runs at every k
+SET enable_nestloop = off;
+SET enable_hashjoin = off;
+SET enable_mergejoin = off;
+SELECT k, (same_pairs(format('SELECT a.id, b.id FROM jd a JOIN jd b ON a.fp <-> b.fp <= %s', k), k)).*
+FROM generate_series(0, 9) k;
+-- the other spellings
+SELECT (same_pairs('SELECT a.id, b.id FROM jd a JOIN jd b ON a.fp <-> b.fp < 4', 4, true)).*;
+SELECT (same_pairs('SELECT a.id, b.id FROM jd a JOIN jd b ON 3 >= b.fp <-> a.fp', 3)).*;
+SELECT (same_pairs('SELECT a.id, b.id FROM jd a JOIN jd b ON 4 > hamming(a.fp, b.fp)', 4, true)).*;
+SELECT (same_pairs('SELECT a.id, b.id FROM jd a JOIN jd b ON a.fp <-> b.fp <= 5::int8', 5)).*;
+SELECT (same_pairs('SELECT a.id, b.id FROM jd a JOIN jd b ON a.fp <-> b.fp <= 2::int2', 2)).*;
+SELECT (same_pairs('SELECT a.id, b.id FROM jd a JOIN jd b ON simhash_within(a.fp, b.fp, 3)', 3)).*;
+-- a radius of 64 and more is every pair; a negative or NULL one none
+SELECT (same_pairs('SELECT a.id, b.id FROM jd a JOIN jd b ON a.fp <-> b.fp <= 64', 64)).band_join,
+	   (SELECT count(*) FROM jd a JOIN jd b ON a.fp <-> b.fp <= 1000) =
+	   (SELECT count(*) ^ 2 FROM jd WHERE fp IS NOT NULL) AS all_pairs;
+SELECT count(*) FROM jd a JOIN jd b ON a.fp <-> b.fp <= -1;
+SELECT count(*) FROM jd a JOIN jd b ON a.fp <-> b.fp <= NULL::int;
+-- a parameter, in a generic plan
+PREPARE pairs(int) AS SELECT count(*) FROM jd a JOIN jd b ON a.fp <-> b.fp <= $1 AND a.id < b.id;
+SET plan_cache_mode = force_generic_plan;
+EXPLAIN (COSTS OFF) EXECUTE pairs(3);
+EXECUTE pairs(3);
+EXECUTE pairs(NULL);
+EXECUTE pairs(7);
+SELECT count(*) FROM ref_pairs(7) r WHERE r.aid < r.bid;
+RESET plan_cache_mode;
+DEALLOCATE pairs;
+
+-- the other join clauses: fast integer comparisons and general ones
+SELECT (same_pairs('SELECT a.id, b.id FROM jd a JOIN jd b ON a.fp <-> b.fp <= 3 AND a.id >= b.id
+				   UNION ALL SELECT a.id, b.id FROM jd a JOIN jd b ON a.fp <-> b.fp <= 3 AND a.id < b.id', 3)).*;
+EXPLAIN (COSTS OFF)
+SELECT a.id, b.id FROM jd a JOIN jd b ON a.fp <-> b.fp <= 3 AND (a.id + b.id) % 3 = 0 AND a.id::text < b.id::text;
+SELECT count(*) FROM jd a JOIN jd b ON a.fp <-> b.fp <= 3 AND (a.id + b.id) % 3 = 0 AND a.id::text < b.id::text;
+SELECT count(*) FROM ref r JOIN jd a ON a.id = r.aid JOIN jd b ON b.id = r.bid
+WHERE r.d <= 3 AND (a.id + b.id) % 3 = 0 AND a.id::text < b.id::text;
+-- fingerprints computed by expressions, two different relations
+SELECT (same_pairs($$SELECT a.id, b.id FROM jd a JOIN jd b
+				   ON (a.fp::int8 # 0)::simhash64 <-> (b.fp::int8 # 0)::simhash64 <= 4$$, 4)).*;
+EXPLAIN (COSTS OFF)
+SELECT e.eid, d.id FROM je e JOIN jd d ON d.fp <-> e.fp <= 2;
+SELECT count(*) FROM je e JOIN jd d ON d.fp <-> e.fp <= 2;
+SET simhash.enable_join = off;
+SELECT count(*) FROM je e JOIN jd d ON d.fp <-> e.fp <= 2;
+RESET simhash.enable_join;
+-- within a larger join
+SELECT count(*) FROM jd a JOIN jd b ON a.fp <-> b.fp <= 3 AND a.id < b.id JOIN je e ON e.eid = a.grp;
+SELECT count(*) FROM ref_pairs(3) r JOIN jd a ON a.id = r.aid JOIN je e ON e.eid = a.grp WHERE r.aid < r.bid;
+
+-- an inner side larger than hash_mem: several batches, the same pairs
+CREATE FUNCTION batches(query text) RETURNS int LANGUAGE plpgsql AS $$
+DECLARE plan json;
+BEGIN
+	EXECUTE 'EXPLAIN (ANALYZE, FORMAT JSON, TIMING OFF, SUMMARY OFF) ' || query INTO plan;
+	RETURN (plan -> 0 -> 'Plan' -> 'Plans' -> 0 ->> 'Batches')::int;
+END $$;
+SET work_mem = '64kB';
+SET hash_mem_multiplier = 1;
+SELECT batches('SELECT count(*) FROM jd a JOIN jd b ON a.fp <-> b.fp <= 4') > 1 AS several_batches;
+SELECT k, (same_pairs(format('SELECT a.id, b.id FROM jd a JOIN jd b ON a.fp <-> b.fp <= %s', k), k)).*
+FROM (VALUES (1), (4)) v(k);
+RESET work_mem;
+RESET hash_mem_multiplier;
+
+-- rescans: a radius from the outer query (the inner rows are kept), and an
+-- inner side that depends on it (they are loaded again)
+SELECT v.k, s.n FROM (VALUES (1), (3), (NULL), (6)) v(k),
+	LATERAL (SELECT count(*) AS n FROM jd a JOIN jd b ON a.fp <-> b.fp <= v.k AND a.id < b.id) s;
+SELECT k, (SELECT count(*) FROM ref_pairs(k) r WHERE r.aid < r.bid) FROM (VALUES (1), (3), (6)) v(k);
+SELECT v.g, s.n FROM (VALUES (1), (2)) v(g),
+	LATERAL (SELECT count(*) AS n FROM jd a JOIN (SELECT * FROM jd WHERE grp % 2 = v.g - 1) b
+			 ON a.fp <-> b.fp <= 3) s;
+SELECT g, count(*) FROM ref_pairs(3) r JOIN jd b ON b.id = r.bid, (VALUES (1), (2)) v(g)
+WHERE b.grp % 2 = g - 1 GROUP BY g ORDER BY g;
+-- a scrollable cursor reads it backwards through a Material node
+DO $$
+DECLARE c refcursor;
+	forward int;
+	backward int;
+BEGIN
+	OPEN c SCROLL FOR SELECT a.id, b.id FROM jd a JOIN jd b ON a.fp <-> b.fp <= 3 AND a.id < b.id;
+	MOVE FORWARD ALL FROM c;
+	GET DIAGNOSTICS forward = ROW_COUNT;
+	MOVE BACKWARD ALL FROM c;
+	GET DIAGNOSTICS backward = ROW_COUNT;
+	RAISE NOTICE 'forward %, backward %', forward, backward;
+END $$;
+
+-- parallel: each process joins its share of the outer rows against its
+-- own copy of the inner side; and the plan node runs in a worker
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 1;
+SET min_parallel_table_scan_size = 0;
+SET max_parallel_workers_per_gather = 2;
+EXPLAIN (COSTS OFF)
+SELECT count(*) FROM jd a JOIN jd b ON a.fp <-> b.fp <= 3 AND a.id < b.id;
+SELECT count(*) FROM jd a JOIN jd b ON a.fp <-> b.fp <= 3 AND a.id < b.id;
+-- several batches: a parallel scan cannot be restarted, the kept rows are read
+SET work_mem = '64kB';
+SET hash_mem_multiplier = 1;
+SELECT count(*) FROM jd a JOIN jd b ON a.fp <-> b.fp <= 3 AND a.id < b.id;
+RESET work_mem;
+RESET hash_mem_multiplier;
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+SET max_parallel_workers_per_gather = 0;
+SET force_parallel_mode = on;
+SELECT count(*) FROM jd a JOIN jd b ON a.fp <-> b.fp <= 3 AND a.id < b.id;
+RESET force_parallel_mode;
+
+RESET enable_nestloop;
+RESET enable_hashjoin;
+RESET enable_mergejoin;
+
+-- not offered: outer joins, row locks, UPDATE (EvalPlanQual), the GUC off
+EXPLAIN (COSTS OFF)
+SELECT a.id, b.id FROM jd a LEFT JOIN jd b ON a.fp <-> b.fp <= 3 AND a.id < b.id;
+SELECT count(*) FROM jd a LEFT JOIN jd b ON a.fp <-> b.fp <= 3 AND a.id < b.id;
+EXPLAIN (COSTS OFF)
+SELECT a.id FROM jd a JOIN jd b ON a.fp <-> b.fp <= 3 AND a.id < b.id FOR UPDATE OF a;
+CREATE TABLE flagged AS SELECT id, false AS dup FROM jd;
+EXPLAIN (COSTS OFF)
+UPDATE flagged f SET dup = true FROM jd a, jd b WHERE a.fp <-> b.fp <= 3 AND a.id < b.id AND f.id = b.id;
+UPDATE flagged f SET dup = true FROM jd a, jd b WHERE a.fp <-> b.fp <= 3 AND a.id < b.id AND f.id = b.id;
+SELECT count(*) FILTER (WHERE dup) FROM flagged;
+SELECT count(DISTINCT bid) FROM ref_pairs(3) r WHERE r.aid < r.bid;
+SET simhash.enable_join = off;
+EXPLAIN (COSTS OFF)
+SELECT a.id, b.id FROM jd a JOIN jd b ON a.fp <-> b.fp <= 3 AND a.id < b.id;
+RESET simhash.enable_join;
+
+-- the nested loop over the index stays the plan for a few outer rows
+CREATE INDEX jd_fp ON jd USING simhash (fp);
+EXPLAIN (COSTS OFF)
+SELECT a.id, b.id FROM jd a JOIN jd b ON a.fp <-> b.fp <= 3 WHERE a.id IN (101, 205);
+SELECT a.id, b.id FROM jd a JOIN jd b ON a.fp <-> b.fp <= 3 WHERE a.id IN (101, 205) ORDER BY 1, 2;
+SELECT aid, bid FROM ref_pairs(3) WHERE aid IN (101, 205) ORDER BY 1, 2;
+-- with the index the band join drops the derived "<@" clause too
+EXPLAIN (COSTS OFF)
+SELECT a.id, b.id FROM jd a JOIN jd b ON a.fp <-> b.fp <= 3 AND a.id < b.id;
+SELECT (same_pairs('SELECT a.id, b.id FROM jd a JOIN jd b ON a.fp <-> b.fp <= 3', 3)).*;
+
+-- EXPLAIN ANALYZE reports batches and memory
+SELECT batches('SELECT count(*) FROM jd a JOIN jd b ON a.fp <-> b.fp <= 3');

@@ -1,0 +1,512 @@
+/*-------------------------------------------------------------------------
+ *
+ * shjoin.c
+ *	  SimhashJoin: an in-memory band join for "a.fp <-> b.fp <= k".
+ *
+ * Listing every near-duplicate pair of a large table as a nested loop costs
+ * one index probe per outer row and, worse, one heap fetch per pair found.
+ * This custom join reads each side once instead.  It loads the inner side
+ * (its fingerprints and the columns the query needs) into memory, sorts it
+ * four times by the four 16-bit blocks of the fingerprint (a counting sort
+ * per band), and streams the outer side: each outer row probes the bands
+ * like the index does (shprobe.c: band j is probed at every key within r_j
+ * bits of the row's block j, with sum_j (r_j + 1) > k), so every inner row
+ * within k is reached at least once.  A candidate reached in band j is
+ * reported only if no earlier probed band would have reached it, so each
+ * pair comes out once, without a hash set.  The remaining join clauses
+ * (say "a.id < b.id") are evaluated on the joined row like any scan qual.
+ *
+ * If the inner side does not fit in hash_mem (work_mem x hash_mem_multiplier)
+ * it is loaded in batches; the outer rows of the first pass are kept in a
+ * tuplestore and read again for each further batch.
+ *
+ * set_join_pathlist_hook offers the path for inner joins whose restriction
+ * list holds a clause
+ *
+ *		dist(x, y) <= k   (or <, >=, >; or simhash_within(x, y, k))
+ *
+ * with x computed from the outer relation alone, y from the inner alone, and
+ * k free of both (a constant, a parameter, a stable expression).  dist is
+ * recognized by the C function behind it, hamming(), whatever its schema.
+ * The clause "col <@ simhash_ball(q, k)" that planner.c derives from the
+ * original for index scans is implied by it, so the join drops it.  The
+ * path competes on cost with the nested loop over a parameterized index
+ * scan, which remains the better plan when the outer side is small.
+ *
+ * Not offered: outer and semi joins; UPDATE, DELETE, MERGE and row locking
+ * (their EvalPlanQual rechecks would need a per-row recheck method); paths
+ * under lateral references or placeholders.  Under a Gather, each process
+ * joins its share of the outer rows against its own copy of the inner side.
+ *
+ * Copyright (c) 2026, the simhash authors
+ *
+ * IDENTIFICATION
+ *	  src/shjoin.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "access/htup_details.h"
+#include "catalog/pg_language.h"
+#include "catalog/pg_opfamily_d.h"
+#include "catalog/pg_proc.h"
+#include "catalog/pg_type.h"
+#include "commands/defrem.h"
+#include "commands/explain.h"
+#include "executor/executor.h"
+#include "miscadmin.h"
+#include "nodes/extensible.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/cost.h"
+#include "optimizer/optimizer.h"
+#include "optimizer/pathnode.h"
+#include "optimizer/paths.h"
+#include "optimizer/restrictinfo.h"
+#include "utils/builtins.h"
+#include "utils/datum.h"
+#include "utils/guc.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/ruleutils.h"
+#include "utils/syscache.h"
+#include "utils/tuplestore.h"
+
+#include "shindex.h"
+#include "shjoin.h"
+#include "simhash_planner.h"
+
+/* the C functions behind hamming() and simhash_within() (distance.c) */
+extern Datum simhash64_hamming(PG_FUNCTION_ARGS);
+extern Datum simhash64_within(PG_FUNCTION_ARGS);
+
+static bool simhash_enable_join = true;
+static set_join_pathlist_hook_type prev_set_join_pathlist_hook = NULL;
+
+/* A radius clause between the two sides of a join */
+typedef struct SimhashJoinClause
+{
+	RestrictInfo *rinfo;
+	Node	   *outer_arg;		/* fingerprint computed from the outer side */
+	Node	   *inner_arg;		/* ... and from the inner side */
+	Node	   *bound;			/* k, of an integer type */
+	int			adjust;			/* 0 for <= and >=, -1 for < and > */
+} SimhashJoinClause;
+
+static Plan *SimhashPlanJoinPath(PlannerInfo *root, RelOptInfo *rel,
+								 CustomPath *best_path, List *tlist,
+								 List *clauses, List *custom_plans);
+
+static const CustomPathMethods SimhashJoinPathMethods = {
+	.CustomName = SIMHASH_JOIN_NAME,
+	.PlanCustomPath = SimhashPlanJoinPath,
+};
+
+
+/*
+ * Is funcid implemented by the C function "addr" of this library?  Only C
+ * functions of the right arity are looked at, so no other library is
+ * loaded by the check.
+ */
+static bool
+SimhashIsOurFunction(Oid funcid, int nargs, PGFunction addr)
+{
+	HeapTuple	tup;
+	Form_pg_proc proc;
+	bool		ours;
+	FmgrInfo	finfo;
+
+	tup = SearchSysCache1(PROCOID, ObjectIdGetDatum(funcid));
+	if (!HeapTupleIsValid(tup))
+		return false;
+	proc = (Form_pg_proc) GETSTRUCT(tup);
+	ours = proc->prolang == ClanguageId && proc->pronargs == nargs;
+	ReleaseSysCache(tup);
+	if (!ours)
+		return false;
+	fmgr_info(funcid, &finfo);
+	return finfo.fn_addr == addr;
+}
+
+/*
+ * Split the two fingerprint arguments between the sides: true if one is
+ * computed from the outer relation alone and the other from the inner.
+ */
+static bool
+SimhashSplitArgs(PlannerInfo *root, Node *a, Node *b, Relids outer, Relids inner,
+				 SimhashJoinClause *out)
+{
+	Relids		va = pull_varnos(root, a);
+	Relids		vb = pull_varnos(root, b);
+
+	if (contain_volatile_functions(a) || contain_volatile_functions(b) ||
+		bms_is_empty(va) || bms_is_empty(vb))
+		return false;
+	if (bms_is_subset(va, outer) && bms_is_subset(vb, inner))
+	{
+		out->outer_arg = a;
+		out->inner_arg = b;
+		return true;
+	}
+	if (bms_is_subset(vb, outer) && bms_is_subset(va, inner))
+	{
+		out->outer_arg = b;
+		out->inner_arg = a;
+		return true;
+	}
+	return false;
+}
+
+/*
+ * Recognize a radius clause between the outer and inner relations (see the
+ * file header).
+ */
+static bool
+SimhashMatchJoinClause(PlannerInfo *root, RestrictInfo *rinfo, Relids outer,
+					   Relids inner, SimhashJoinClause *out)
+{
+	Expr	   *clause = rinfo->clause;
+	Node	   *dist;
+	List	   *dargs;
+	Oid			dfunc;
+
+	if (rinfo->pseudoconstant)
+		return false;
+	out->rinfo = rinfo;
+	if (IsA(clause, FuncExpr))
+	{
+		/* simhash_within(x, y, k) */
+		FuncExpr   *f = (FuncExpr *) clause;
+
+		if (list_length(f->args) != 3 ||
+			!SimhashIsOurFunction(f->funcid, 3, simhash64_within))
+			return false;
+		out->bound = lthird(f->args);
+		out->adjust = 0;
+		dargs = list_make2(linitial(f->args), lsecond(f->args));
+	}
+	else if (IsA(clause, OpExpr) && list_length(((OpExpr *) clause)->args) == 2)
+	{
+		/* dist(x, y) <= k and the variants planner.c recognizes */
+		OpExpr	   *op = (OpExpr *) clause;
+		int			strategy;
+		Oid			lefttype,
+					righttype;
+		bool		dist_left;
+
+		if (!op_in_opfamily(op->opno, INTEGER_BTREE_FAM_OID))
+			return false;
+		get_op_opfamily_properties(op->opno, INTEGER_BTREE_FAM_OID, false,
+								   &strategy, &lefttype, &righttype);
+		if (strategy == BTLessEqualStrategyNumber || strategy == BTLessStrategyNumber)
+			dist_left = true;
+		else if (strategy == BTGreaterEqualStrategyNumber ||
+				 strategy == BTGreaterStrategyNumber)
+			dist_left = false;
+		else
+			return false;
+		dist = dist_left ? linitial(op->args) : lsecond(op->args);
+		out->bound = dist_left ? lsecond(op->args) : linitial(op->args);
+		out->adjust = (strategy == BTLessStrategyNumber ||
+					   strategy == BTGreaterStrategyNumber) ? -1 : 0;
+		if (IsA(dist, OpExpr))
+		{
+			dargs = ((OpExpr *) dist)->args;
+			dfunc = get_opcode(((OpExpr *) dist)->opno);
+		}
+		else if (IsA(dist, FuncExpr))
+		{
+			dargs = ((FuncExpr *) dist)->args;
+			dfunc = ((FuncExpr *) dist)->funcid;
+		}
+		else
+			return false;
+		if (list_length(dargs) != 2 || !SimhashIsOurFunction(dfunc, 2, simhash64_hamming))
+			return false;
+	}
+	else
+		return false;
+
+	/* k must be known before the join starts */
+	if (!bms_is_empty(pull_varnos(root, out->bound)) ||
+		contain_volatile_functions(out->bound))
+		return false;
+	return SimhashSplitArgs(root, linitial(dargs), lsecond(dargs), outer, inner, out);
+}
+
+/*
+ * Is rinfo one of the "col <@ simhash_ball(q, k')" clauses that planner.c
+ * derived from the radius clause jc (for an index on either side)?
+ */
+static bool
+SimhashIsDerivedClause(PlannerInfo *root, const SimhashJoinClause *jc,
+					   const SimhashOpfamilyInfo *info, RestrictInfo *rinfo)
+{
+	Expr	   *radius;
+
+	if (!IsA(rinfo->clause, OpExpr) || ((OpExpr *) rinfo->clause)->opno != info->within_opno)
+		return false;
+	radius = SimhashRadiusExpr(jc->bound, jc->adjust);
+	return equal(rinfo->clause, SimhashMakeWithinClause(root, info, jc->outer_arg,
+														 jc->inner_arg, radius)) ||
+		equal(rinfo->clause, SimhashMakeWithinClause(root, info, jc->inner_arg,
+													 jc->outer_arg, radius));
+}
+
+/*
+ * The operators of the simhash operator family for the fingerprint type,
+ * found through the access method (whose name no schema change affects).
+ */
+static bool
+SimhashJoinOpfamily(Oid type, SimhashOpfamilyInfo *info)
+{
+	Oid			amoid = get_am_oid("simhash", true);
+	Oid			opclass;
+
+	if (!OidIsValid(amoid))
+		return false;
+	opclass = GetDefaultOpClass(type, amoid);
+	if (!OidIsValid(opclass))
+		return false;
+	return SimhashLookupOpfamily(get_opclass_family(opclass),
+								 get_opclass_input_type(opclass), info);
+}
+
+/*
+ * Cost of the band join.  Startup: read the inner side and sort it four
+ * times.  Per outer row: its probes.  Per candidate (an inner row sharing a
+ * probed key): a popcount, a fraction of an operator call.  Per pair within
+ * k: the other join clauses and the output row.  Each extra batch reads the
+ * outer side again.
+ */
+static void
+SimhashCostJoinPath(PlannerInfo *root, CustomPath *cpath, Path *outer_path,
+					Path *inner_path, const SimhashJoinClause *jc, List *others)
+{
+	double		nouter = outer_path->rows;
+	double		ninner = inner_path->rows;
+	int			radius = SIMHASH_ESTIMATE_RADIUS;
+	SimhashProbePlan plan;
+	double		nprobes = 0;
+	double		ncandidates = 0;
+	double		npairs;
+	double		width;
+	double		nbatches;
+	QualCost	qcost;
+	Selectivity sel;
+	Node	   *bound = estimate_expression_value(root, jc->bound);
+
+	if (IsA(bound, Const) && !((Const *) bound)->constisnull)
+	{
+		int64		k = DatumGetInt64(((Const *) bound)->constvalue);
+
+		if (exprType(bound) == INT4OID)
+			k = DatumGetInt32(((Const *) bound)->constvalue);
+		else if (exprType(bound) == INT2OID)
+			k = DatumGetInt16(((Const *) bound)->constvalue);
+		radius = (int) Max(Min(k, SIMHASH_BITS + 1), -1) + jc->adjust;
+	}
+	SimhashPlanProbes(radius, ninner, &plan);
+	for (int j = 0; j < SIMHASH_NBANDS; j++)
+	{
+		double		keys = 0;
+
+		if (plan.fullscan)
+			keys = (j == 0) ? SIMHASH_BAND_KEYS : 0;
+		else
+			for (int i = 0; i <= plan.radius[j]; i++)
+				keys += SimhashRingSize(i);
+		nprobes += keys;
+		ncandidates += keys * ninner / SIMHASH_BAND_KEYS;
+	}
+
+	sel = SimhashEstimateRadius(root, NULL, jc->outer_arg, jc->inner_arg, Max(radius, 0));
+	npairs = clamp_row_est(nouter * ninner * sel);
+	cost_qual_eval(&qcost, others, root);
+
+	width = inner_path->pathtarget->width + MAXALIGN(SizeofHeapTupleHeader) +
+		SIMHASH_JOIN_ROW_BYTES;
+	nbatches = ceil(ninner * width / (double) get_hash_memory_limit());
+	nbatches = Max(nbatches, 1);
+
+	cpath->path.startup_cost = inner_path->total_cost +
+		ninner * (cpu_tuple_cost + cpu_operator_cost * (1 + SIMHASH_NBANDS));
+	cpath->path.total_cost = cpath->path.startup_cost +
+		outer_path->total_cost * nbatches +
+		nouter * (cpu_tuple_cost + cpu_operator_cost * (1 + nprobes)) +
+		nouter * ncandidates * cpu_operator_cost / 4 +
+		npairs * (cpu_tuple_cost + qcost.per_tuple) +
+		cpath->path.rows * cpath->path.pathtarget->cost.per_tuple;
+}
+
+/* A SimhashJoin path (partial if the outer path is). */
+static Path *
+SimhashMakeJoinPath(PlannerInfo *root, RelOptInfo *joinrel, Path *outer_path,
+					Path *inner_path, const SimhashJoinClause *jc, List *others)
+{
+	CustomPath *cpath = makeNode(CustomPath);
+	bool		partial = outer_path->parallel_aware || outer_path->parallel_workers > 0;
+
+	cpath->path.pathtype = T_CustomScan;
+	cpath->path.parent = joinrel;
+	cpath->path.pathtarget = joinrel->reltarget;
+	cpath->path.param_info = NULL;
+	cpath->path.parallel_aware = false;
+	cpath->path.parallel_safe = joinrel->consider_parallel &&
+		outer_path->parallel_safe && inner_path->parallel_safe;
+	cpath->path.parallel_workers = partial ? outer_path->parallel_workers : 0;
+	/* a partial path yields its share of the rows, as its outer path does */
+	cpath->path.rows = partial ?
+		clamp_row_est(joinrel->rows * outer_path->rows / Max(outer_path->parent->rows, 1)) :
+		joinrel->rows;
+	cpath->path.pathkeys = NIL;
+	cpath->flags = 0;
+	cpath->custom_paths = list_make2(outer_path, inner_path);
+	cpath->custom_private = list_make2(jc->rinfo, others);
+	cpath->methods = &SimhashJoinPathMethods;
+	SimhashCostJoinPath(root, cpath, outer_path, inner_path, jc,
+						extract_actual_clauses(others, false));
+	return &cpath->path;
+}
+
+/*
+ * set_join_pathlist_hook: offer a SimhashJoin for an inner join with a
+ * radius clause between its sides.
+ */
+static void
+SimhashSetJoinPathlist(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
+					   RelOptInfo *innerrel, JoinType jointype,
+					   JoinPathExtraData *extra)
+{
+	Path	   *outer_path = outerrel->cheapest_total_path;
+	Path	   *inner_path = innerrel->cheapest_total_path;
+	SimhashJoinClause jc;
+	SimhashOpfamilyInfo info;
+	List	   *others = NIL;
+	bool		found = false;
+	ListCell   *lc;
+
+	if (prev_set_join_pathlist_hook)
+		prev_set_join_pathlist_hook(root, joinrel, outerrel, innerrel, jointype, extra);
+
+	if (!simhash_enable_join || jointype != JOIN_INNER)
+		return;
+	/* no EvalPlanQual rechecks: this node cannot re-check one row pair */
+	if (root->parse->commandType == CMD_UPDATE || root->parse->commandType == CMD_DELETE ||
+		root->parse->commandType == CMD_MERGE || root->rowMarks != NIL)
+		return;
+	if (root->placeholder_list != NIL || !bms_is_empty(joinrel->lateral_relids))
+		return;
+	if (outer_path == NULL || inner_path == NULL ||
+		outer_path->param_info != NULL || inner_path->param_info != NULL)
+		return;
+
+	foreach(lc, extra->restrictlist)
+	{
+		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
+
+		if (!found && SimhashMatchJoinClause(root, rinfo, outerrel->relids,
+											 innerrel->relids, &jc))
+			found = true;
+	}
+	if (!found || !SimhashJoinOpfamily(exprType(jc.outer_arg), &info) ||
+		exprType(jc.inner_arg) != exprType(jc.outer_arg))
+		return;
+
+	/* every other clause, except what planner.c derived from this one */
+	foreach(lc, extra->restrictlist)
+	{
+		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
+
+		if (rinfo != jc.rinfo && !SimhashIsDerivedClause(root, &jc, &info, rinfo))
+			others = lappend(others, rinfo);
+	}
+
+	add_path(joinrel, SimhashMakeJoinPath(root, joinrel, outer_path, inner_path, &jc, others));
+
+	/*
+	 * Under a Gather: each process streams its share of a partial outer path
+	 * past its own copy of the inner side (nothing is shared, so the node
+	 * itself is not parallel-aware).
+	 */
+	if (joinrel->consider_parallel && outerrel->partial_pathlist != NIL &&
+		inner_path->parallel_safe)
+	{
+		Path	   *partial = linitial(outerrel->partial_pathlist);
+
+		if (partial->param_info == NULL)
+			add_partial_path(joinrel, SimhashMakeJoinPath(root, joinrel, partial, inner_path,
+														  &jc, others));
+	}
+}
+
+/*
+ * PlanCustomPath: the scan tuple is the outer plan's targetlist followed by
+ * the inner plan's; setrefs.c rewrites the targetlist, the quals and
+ * custom_exprs to refer to it.
+ */
+static Plan *
+SimhashPlanJoinPath(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
+					List *tlist, List *clauses, List *custom_plans)
+{
+	CustomScan *cscan = makeNode(CustomScan);
+	RestrictInfo *rinfo = linitial(best_path->custom_private);
+	List	   *others = lsecond(best_path->custom_private);
+	Plan	   *outer_plan = linitial(custom_plans);
+	Plan	   *inner_plan = lsecond(custom_plans);
+	List	   *scan_tlist = NIL;
+	AttrNumber	resno = 1;
+	SimhashJoinClause jc;
+	ListCell   *lc;
+
+	/* the same clause again, to find its parts (paths do not keep them) */
+	if (!SimhashMatchJoinClause(root, rinfo,
+								((Path *) linitial(best_path->custom_paths))->parent->relids,
+								((Path *) lsecond(best_path->custom_paths))->parent->relids, &jc))
+		elog(ERROR, "simhash join clause not recognized at plan time");
+
+	foreach(lc, outer_plan->targetlist)
+		scan_tlist = lappend(scan_tlist,
+							 makeTargetEntry(copyObject(lfirst_node(TargetEntry, lc)->expr),
+											 resno++, NULL, false));
+	foreach(lc, inner_plan->targetlist)
+		scan_tlist = lappend(scan_tlist,
+							 makeTargetEntry(copyObject(lfirst_node(TargetEntry, lc)->expr),
+											 resno++, NULL, false));
+
+	/*
+	 * The other join clauses go to custom_exprs rather than the plan's qual,
+	 * so that EXPLAIN shows them qualified, as the Join Filter they are.
+	 */
+	cscan->scan.plan.targetlist = tlist;
+	cscan->scan.plan.qual = NIL;
+	cscan->scan.scanrelid = 0;
+	cscan->flags = best_path->flags;
+	cscan->custom_plans = custom_plans;
+	cscan->custom_exprs = list_make5(copyObject(jc.outer_arg), copyObject(jc.inner_arg),
+									 copyObject(jc.bound), copyObject(rinfo->clause),
+									 extract_actual_clauses(others, false));
+	cscan->custom_private = list_make2(makeInteger(jc.adjust),
+									   makeInteger(list_length(outer_plan->targetlist)));
+	cscan->custom_scan_tlist = scan_tlist;
+	cscan->methods = &SimhashJoinScanMethods;
+	return &cscan->scan.plan;
+}
+
+/* Install the join hook, its GUC and the plan node's methods (_PG_init). */
+void
+SimhashInstallJoinHook(void)
+{
+	DefineCustomBoolVariable("simhash.enable_join",
+							 "Enables the planner's use of simhash band joins.",
+							 "A band join loads one side of a join on \"a <-> b <= k\" "
+							 "into memory and streams the other past it.",
+							 &simhash_enable_join, true, PGC_USERSET, 0,
+							 NULL, NULL, NULL);
+	RegisterCustomScanMethods(&SimhashJoinScanMethods);
+	prev_set_join_pathlist_hook = set_join_pathlist_hook;
+	set_join_pathlist_hook = SimhashSetJoinPathlist;
+}

@@ -399,6 +399,43 @@ SimhashJoinGrowTable(SimhashJoinState *state)
 }
 
 /*
+ * Store the rows of the batch in band 0's order (by the first block of the
+ * fingerprint).  Near-duplicates then lie close together in memory whatever
+ * order the inner side came in, so the rows a probe reaches in any band are
+ * mostly in cache: on a table whose copies are scattered over the heap this
+ * makes the join several times faster.
+ */
+static void
+SimhashJoinReorderRows(SimhashJoinState *state)
+{
+	SimhashJoinTable *t = &state->table;
+	int			w = state->ninner;
+	Size		n = (Size) t->nrows * Max(w, 1);
+	Datum	   *values = MemoryContextAllocHuge(state->table_cxt, sizeof(Datum) * n);
+	bool	   *isnull = MemoryContextAllocHuge(state->table_cxt, sizeof(bool) * n);
+
+	for (uint32 i = 0; i < t->nrows; i++)
+	{
+		uint32		old = t->band_row[0][i];
+
+		for (int c = 0; c < w; c++)
+		{
+			values[(Size) i * w + c] = t->values[(Size) old * w + c];
+			isnull[(Size) i * w + c] = t->isnull[(Size) old * w + c];
+		}
+		t->band_row[0][i] = i;
+	}
+	pfree(t->values);
+	pfree(t->isnull);
+	pfree(t->fps);
+	t->values = values;
+	t->isnull = isnull;
+	/* band 0's fingerprints are the rows' fingerprints, in the new order */
+	t->fps = t->band_fp[0];
+	t->maxrows = t->nrows;
+}
+
+/*
  * Load the next batch of inner rows: as many as fit in hash_mem, at least
  * one.  Then sort them by each band's block (a counting sort per band).
  */
@@ -492,6 +529,8 @@ SimhashJoinLoadBatch(SimhashJoinState *state)
 			t->band_row[j][at] = r;
 		}
 		pfree(next);
+		if (j == 0 && t->nrows > 0)
+			SimhashJoinReorderRows(state);
 		CHECK_FOR_INTERRUPTS();
 	}
 	state->peak_memory = Max(state->peak_memory,

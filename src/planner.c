@@ -242,16 +242,13 @@ SimhashRadiusExpr(Node *bound, int adjust)
 	if (IsA(bound, Const))
 	{
 		Const	   *c = (Const *) bound;
-		int64		v;
 
 		if (c->constisnull)
 			return (Expr *) makeNullConst(INT4OID, -1, InvalidOid);
-		v = (type == INT8OID) ? DatumGetInt64(c->constvalue) :
-			(type == INT2OID) ? DatumGetInt16(c->constvalue) :
-			DatumGetInt32(c->constvalue);
-		v = Max(Min(v, SIMHASH_BITS + 1), -1) + adjust;
 		return (Expr *) makeConst(INT4OID, -1, InvalidOid, sizeof(int32),
-								  Int32GetDatum((int32) Max(v, -1)), false, true);
+								  Int32GetDatum(SimhashClampRadius(SimhashIntegerDatum(c->constvalue, type),
+																   adjust)),
+								  false, true);
 	}
 
 	/*

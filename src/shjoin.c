@@ -55,8 +55,6 @@
 #include "catalog/pg_proc.h"
 #include "catalog/pg_type.h"
 #include "commands/defrem.h"
-#include "commands/explain.h"
-#include "executor/executor.h"
 #include "miscadmin.h"
 #include "nodes/extensible.h"
 #include "nodes/makefuncs.h"
@@ -66,14 +64,9 @@
 #include "optimizer/pathnode.h"
 #include "optimizer/paths.h"
 #include "optimizer/restrictinfo.h"
-#include "utils/builtins.h"
-#include "utils/datum.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
-#include "utils/memutils.h"
-#include "utils/ruleutils.h"
 #include "utils/syscache.h"
-#include "utils/tuplestore.h"
 
 #include "shindex.h"
 #include "shjoin.h"
@@ -82,6 +75,17 @@
 /* the C functions behind hamming() and simhash_within() (distance.c) */
 extern Datum simhash64_hamming(PG_FUNCTION_ARGS);
 extern Datum simhash64_within(PG_FUNCTION_ARGS);
+
+/* positions in the path's custom_private */
+enum
+{
+	SJ_PATH_RINFO,				/* the radius clause ... */
+	SJ_PATH_OUTER_ARG,			/* ... and its parts (SimhashJoinClause) */
+	SJ_PATH_INNER_ARG,
+	SJ_PATH_BOUND,
+	SJ_PATH_ADJUST,
+	SJ_PATH_OTHERS				/* the other join clauses (RestrictInfos) */
+};
 
 static bool simhash_enable_join = true;
 static set_join_pathlist_hook_type prev_set_join_pathlist_hook = NULL;
@@ -238,22 +242,19 @@ SimhashMatchJoinClause(PlannerInfo *root, RestrictInfo *rinfo, Relids outer,
 }
 
 /*
- * Is rinfo one of the "col <@ simhash_ball(q, k')" clauses that planner.c
- * derived from the radius clause jc (for an index on either side)?
+ * The two "col <@ simhash_ball(q, k')" clauses that planner.c derives from
+ * the radius clause jc (for an index on either side).
  */
-static bool
-SimhashIsDerivedClause(PlannerInfo *root, const SimhashJoinClause *jc,
-					   const SimhashOpfamilyInfo *info, RestrictInfo *rinfo)
+static List *
+SimhashDerivedClauses(PlannerInfo *root, const SimhashJoinClause *jc,
+					  const SimhashOpfamilyInfo *info)
 {
-	Expr	   *radius;
+	Expr	   *radius = SimhashRadiusExpr(jc->bound, jc->adjust);
 
-	if (!IsA(rinfo->clause, OpExpr) || ((OpExpr *) rinfo->clause)->opno != info->within_opno)
-		return false;
-	radius = SimhashRadiusExpr(jc->bound, jc->adjust);
-	return equal(rinfo->clause, SimhashMakeWithinClause(root, info, jc->outer_arg,
-														 jc->inner_arg, radius)) ||
-		equal(rinfo->clause, SimhashMakeWithinClause(root, info, jc->inner_arg,
-													 jc->outer_arg, radius));
+	return list_make2(SimhashMakeWithinClause(root, info, jc->outer_arg, jc->inner_arg,
+											  radius),
+					  SimhashMakeWithinClause(root, info, jc->inner_arg, jc->outer_arg,
+											  radius));
 }
 
 /*
@@ -300,15 +301,9 @@ SimhashCostJoinPath(PlannerInfo *root, CustomPath *cpath, Path *outer_path,
 	Node	   *bound = estimate_expression_value(root, jc->bound);
 
 	if (IsA(bound, Const) && !((Const *) bound)->constisnull)
-	{
-		int64		k = DatumGetInt64(((Const *) bound)->constvalue);
-
-		if (exprType(bound) == INT4OID)
-			k = DatumGetInt32(((Const *) bound)->constvalue);
-		else if (exprType(bound) == INT2OID)
-			k = DatumGetInt16(((Const *) bound)->constvalue);
-		radius = (int) Max(Min(k, SIMHASH_BITS + 1), -1) + jc->adjust;
-	}
+		radius = SimhashClampRadius(SimhashIntegerDatum(((Const *) bound)->constvalue,
+														exprType(bound)),
+									jc->adjust);
 	SimhashPlanProbes(radius, ninner, &plan);
 	for (int j = 0; j < SIMHASH_NBANDS; j++)
 	{
@@ -365,7 +360,9 @@ SimhashMakeJoinPath(PlannerInfo *root, RelOptInfo *joinrel, Path *outer_path,
 	cpath->path.pathkeys = NIL;
 	cpath->flags = 0;
 	cpath->custom_paths = list_make2(outer_path, inner_path);
-	cpath->custom_private = list_make2(jc->rinfo, others);
+	cpath->custom_private = list_make5(jc->rinfo, jc->outer_arg, jc->inner_arg, jc->bound,
+									   makeInteger(jc->adjust));
+	cpath->custom_private = lappend(cpath->custom_private, others);
 	cpath->methods = &SimhashJoinPathMethods;
 	SimhashCostJoinPath(root, cpath, outer_path, inner_path, jc,
 						extract_actual_clauses(others, false));
@@ -386,6 +383,7 @@ SimhashSetJoinPathlist(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outer
 	SimhashJoinClause jc;
 	SimhashOpfamilyInfo info;
 	List	   *others = NIL;
+	List	   *derived;
 	bool		found = false;
 	ListCell   *lc;
 
@@ -417,11 +415,12 @@ SimhashSetJoinPathlist(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outer
 		return;
 
 	/* every other clause, except what planner.c derived from this one */
+	derived = SimhashDerivedClauses(root, &jc, &info);
 	foreach(lc, extra->restrictlist)
 	{
 		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
 
-		if (rinfo != jc.rinfo && !SimhashIsDerivedClause(root, &jc, &info, rinfo))
+		if (rinfo != jc.rinfo && !list_member(derived, rinfo->clause))
 			others = lappend(others, rinfo);
 	}
 
@@ -453,20 +452,18 @@ SimhashPlanJoinPath(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 					List *tlist, List *clauses, List *custom_plans)
 {
 	CustomScan *cscan = makeNode(CustomScan);
-	RestrictInfo *rinfo = linitial(best_path->custom_private);
-	List	   *others = lsecond(best_path->custom_private);
+	List	   *priv = best_path->custom_private;
+	RestrictInfo *rinfo = list_nth(priv, SJ_PATH_RINFO);
+	Node	   *outer_arg = list_nth(priv, SJ_PATH_OUTER_ARG);
+	Node	   *inner_arg = list_nth(priv, SJ_PATH_INNER_ARG);
+	Node	   *bound = list_nth(priv, SJ_PATH_BOUND);
+	int			adjust = intVal(list_nth(priv, SJ_PATH_ADJUST));
+	List	   *others = list_nth(priv, SJ_PATH_OTHERS);
 	Plan	   *outer_plan = linitial(custom_plans);
 	Plan	   *inner_plan = lsecond(custom_plans);
 	List	   *scan_tlist = NIL;
 	AttrNumber	resno = 1;
-	SimhashJoinClause jc;
 	ListCell   *lc;
-
-	/* the same clause again, to find its parts (paths do not keep them) */
-	if (!SimhashMatchJoinClause(root, rinfo,
-								((Path *) linitial(best_path->custom_paths))->parent->relids,
-								((Path *) lsecond(best_path->custom_paths))->parent->relids, &jc))
-		elog(ERROR, "simhash join clause not recognized at plan time");
 
 	foreach(lc, outer_plan->targetlist)
 		scan_tlist = lappend(scan_tlist,
@@ -486,10 +483,10 @@ SimhashPlanJoinPath(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	cscan->scan.scanrelid = 0;
 	cscan->flags = best_path->flags;
 	cscan->custom_plans = custom_plans;
-	cscan->custom_exprs = list_make5(copyObject(jc.outer_arg), copyObject(jc.inner_arg),
-									 copyObject(jc.bound), copyObject(rinfo->clause),
+	cscan->custom_exprs = list_make5(copyObject(outer_arg), copyObject(inner_arg),
+									 copyObject(bound), copyObject(rinfo->clause),
 									 extract_actual_clauses(others, false));
-	cscan->custom_private = list_make2(makeInteger(jc.adjust),
+	cscan->custom_private = list_make2(makeInteger(adjust),
 									   makeInteger(list_length(outer_plan->targetlist)));
 	cscan->custom_scan_tlist = scan_tlist;
 	cscan->methods = &SimhashJoinScanMethods;

@@ -22,36 +22,22 @@
  */
 #include "postgres.h"
 
-#include <math.h>
-
-#include "access/htup_details.h"
-#include "catalog/pg_language.h"
 #include "catalog/pg_opfamily_d.h"
-#include "catalog/pg_proc.h"
-#include "catalog/pg_type.h"
-#include "commands/defrem.h"
 #include "commands/explain.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
 #include "nodes/extensible.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
-#include "optimizer/cost.h"
-#include "optimizer/optimizer.h"
-#include "optimizer/pathnode.h"
-#include "optimizer/paths.h"
-#include "optimizer/restrictinfo.h"
-#include "utils/builtins.h"
 #include "utils/datum.h"
-#include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/ruleutils.h"
-#include "utils/syscache.h"
 #include "utils/tuplestore.h"
 
 #include "shindex.h"
 #include "shjoin.h"
+#include "simhash_planner.h"
 
 /* The inner rows of one batch, and their four band orders */
 typedef struct SimhashJoinTable
@@ -318,18 +304,14 @@ SimhashJoinRadius(SimhashJoinState *state)
 {
 	ExprContext *econtext = state->css.ss.ps.ps_ExprContext;
 	ExprState  *bound = state->bound;
-	Oid			type = exprType((Node *) bound->expr);
 	bool		isnull;
 	Datum		d;
-	int64		k;
 
 	d = ExecEvalExprSwitchContext(bound, econtext, &isnull);
 	if (isnull)
 		return -1;
-	k = (type == INT8OID) ? DatumGetInt64(d) :
-		(type == INT2OID) ? DatumGetInt16(d) : DatumGetInt32(d);
-	k = Max(Min(k, SIMHASH_BITS + 1), -1) + state->adjust;
-	return (int) Max(k, -1);
+	return SimhashClampRadius(SimhashIntegerDatum(d, exprType((Node *) bound->expr)),
+							  state->adjust);
 }
 
 /* Prepare the per-band probe masks for radius k'. */
@@ -691,10 +673,8 @@ SimhashJoinPassFilters(SimhashJoinState *state, uint32 row)
 			return false;
 		ld = l < state->nouter ? state->outer_values[l] : ivalues[l - state->nouter];
 		rd = r < state->nouter ? state->outer_values[r] : ivalues[r - state->nouter];
-		lv = f->type == INT8OID ? DatumGetInt64(ld) :
-			f->type == INT4OID ? DatumGetInt32(ld) : DatumGetInt16(ld);
-		rv = f->type == INT8OID ? DatumGetInt64(rd) :
-			f->type == INT4OID ? DatumGetInt32(rd) : DatumGetInt16(rd);
+		lv = SimhashIntegerDatum(ld, f->type);
+		rv = SimhashIntegerDatum(rd, f->type);
 		switch (f->strategy)
 		{
 			case BTLessStrategyNumber:

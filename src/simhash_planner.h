@@ -13,6 +13,7 @@
 #ifndef SIMHASH_PLANNER_H
 #define SIMHASH_PLANNER_H
 
+#include "catalog/pg_type_d.h"
 #include "nodes/pathnodes.h"
 #include "utils/selfuncs.h"
 
@@ -56,6 +57,25 @@ extern IndexOptInfo *SimhashFindIndex(VariableStatData *vardata);
 extern double SimhashIndexFraction(IndexOptInfo *index, uint64 center, int radius);
 extern double SimhashIndexPairFraction(IndexOptInfo *index,
 									   const SimhashColumnStats *centres, int radius);
+
+/* An int2, int4 or int8 Datum as an int64 */
+static inline int64
+SimhashIntegerDatum(Datum d, Oid type)
+{
+	return type == INT8OID ? DatumGetInt64(d) :
+		type == INT2OID ? DatumGetInt16(d) : DatumGetInt32(d);
+}
+
+/*
+ * The radius k' searched for a bound k: k clamped to [-1, 65] (so that no
+ * bound overflows), plus adjust (0, or -1 for a strict comparison); -1 and
+ * below find nothing.
+ */
+static inline int
+SimhashClampRadius(int64 k, int adjust)
+{
+	return (int) Max(Max(Min(k, SIMHASH_BITS + 1), -1) + adjust, -1);
+}
 
 /* planner.c */
 extern void SimhashInstallPlannerHook(void);

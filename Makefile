@@ -29,7 +29,7 @@ OBJS = \
 	src/type.o
 
 EXTENSION = simhash
-DATA = src/simhash--0.1.0.sql
+DATA = src/simhash--0.1.0.sql src/simhash--0.1.0--0.2.0.sql
 PGFILEDESC = "simhash - near-duplicate text detection"
 
 REGRESS = type distance fingerprint index planner join

@@ -1,6 +1,6 @@
 #!/bin/bash
 # sql_tests/in-cluster.sh -- the suites that run inside one throw-away
-# cluster; pg_virtualenv has set PGHOST, PGPORT, PGUSER and PGPASSWORD.
+# cluster; sql_tests/run.sh has set PGHOST, PGPORT, PGUSER and PG_CONFIG.
 # Appends "PASS name" / "FAIL name" lines to $SIMHASH_RESULTS.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -14,7 +14,7 @@ record() {						# record NAME STATUS
 }
 
 # pg_regress (REGRESS) and isolation (ISOLATION) suites of the Makefile
-make -s installcheck >installcheck.log 2>&1
+make -s PG_CONFIG="$PG_CONFIG" installcheck >installcheck.log 2>&1
 while read -r name status; do
 	record "regress/$name" "$status"
 done < <(sed -nE 's/^(test |     |ok [0-9]+ +- )? *([A-Za-z0-9_-]+) +\.\.\. (ok|FAILED|failed).*/\2 \3/p' installcheck.log)

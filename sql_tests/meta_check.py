@@ -8,7 +8,8 @@ keys and their types, semantic versions, a known license, the shape of
 "provides", "prereqs" (phases runtime/build/test/configure/develop,
 relations requires/recommends/suggests/conflicts, version ranges) and
 "meta-spec"; then that the version is simhash.control's default_version
-and that the provided file exists.  Exits non-zero on any problem.
+that the provided file exists, and that update scripts lead from it to
+default_version.  Exits non-zero on any problem.
 """
 import json
 import os
@@ -76,8 +77,19 @@ def main():
         control = f.read()
     dv = re.search(r"default_version\s*=\s*'([^']+)'", control)
     check(dv and dv.group(1) == meta.get("version"), "META version differs from default_version")
-    check(dv and provides.get("simhash", {}).get("file") == "src/simhash--%s.sql" % dv.group(1),
-          "provides.simhash.file is not the install script of default_version")
+    # CREATE EXTENSION runs the base script named in META.json, then the
+    # update scripts from its version up to default_version (as contrib does)
+    base = re.match(r"^src/simhash--([0-9.]+)\.sql$", provides.get("simhash", {}).get("file", ""))
+    check(base, "provides.simhash.file is not an install script src/simhash--VERSION.sql")
+    if base and dv:
+        version = base.group(1)
+        while version != dv.group(1):
+            ups = [f for f in os.listdir(os.path.join(ROOT, "src"))
+                   if f.startswith("simhash--%s--" % version) and f.endswith(".sql")]
+            check(len(ups) == 1, "no single update script from %s towards %s" % (version, dv.group(1)))
+            if len(ups) != 1:
+                break
+            version = ups[0][len("simhash--%s--" % version):-len(".sql")]
 
     for p in problems:
         print("META.json: " + p)

@@ -1,26 +1,36 @@
 #!/bin/bash
 # sql_tests/run.sh -- run every suite against the installed extension.
 #
-# Run as the postgres user from the source tree (tools/test.sh does that).
-# pg_regress and isolation suites and the self-checking scripts share one
-# pg_virtualenv cluster; TAP tests start their own clusters.
+# Run as a non-root user (the postgres user; tools/test.sh does that) from
+# the source tree.  The server comes from $PG_CONFIG (default: pg_config on
+# PATH), see tools/cluster.sh.  pg_regress and isolation suites and the
+# self-checking scripts share one throw-away cluster; TAP tests start their
+# own clusters.  Prints PASS/FAIL per suite and "N passed, N failed".
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
+. tools/cluster.sh
 results=$(mktemp)
 export SIMHASH_RESULTS=$results
+pgxs_dir=$(dirname "$("$PG_CONFIG" --pgxs)")/../..
 
-echo "== pg_regress, isolation and self-checking suites"
-pg_virtualenv -o "max_prepared_transactions=10" bash sql_tests/in-cluster.sh
+echo "== pg_regress, isolation and self-checking suites ($("$PG_BINDIR/postgres" --version))"
+cluster=$(mktemp -d /tmp/simhash-cluster.XXXXXX)
+if cluster_start "$cluster" max_prepared_transactions=10; then
+	bash sql_tests/in-cluster.sh
+	cluster_stop "$cluster"
+else
+	echo "FAIL cluster" | tee -a "$results"
+fi
 
 if compgen -G "sql_tests/t/*.pl" >/dev/null; then
 	echo "== TAP suites"
 	for t in sql_tests/t/*.pl; do
 		name=tap/$(basename "$t" .pl)
 		mkdir -p tmp_check
-		if TESTDIR=$root PATH="/usr/lib/postgresql/15/bin:$PATH" \
-			PERL5LIB=/usr/lib/postgresql/15/lib/pgxs/src/test/perl \
-			PG_REGRESS=/usr/lib/postgresql/15/lib/pgxs/src/test/regress/pg_regress \
+		if TESTDIR=$root PATH="$PG_BINDIR:$PATH" \
+			PERL5LIB="$pgxs_dir/src/test/perl" \
+			PG_REGRESS="$pgxs_dir/src/test/regress/pg_regress" \
 			prove -v "$t" >"tmp_check/$(basename "$t").log" 2>&1; then
 			echo "PASS $name" | tee -a "$results"
 		else

@@ -5,6 +5,10 @@
 # with -Werror, installs it, then runs every suite as the postgres user
 # against throw-away clusters (sql_tests/run.sh).  Prints one line per test
 # and a final "N passed, N failed"; exits non-zero if anything failed.
+#
+# PG_CONFIG selects the PostgreSQL installation to build, install and test
+# against (default: the system's PostgreSQL 15); a private copy made with
+# tools/dev-pg.sh keeps the system's installation untouched.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -14,10 +18,12 @@ if [ "$(id -u)" != 0 ]; then
 fi
 
 tools/install-deps.sh || { echo "0 passed, 1 failed (dependencies)"; exit 1; }
+export PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
 
 echo "== building and installing"
-if ! { make -s clean && make -s all && make -s install; } >/tmp/simhash-build.log 2>&1; then
-	cat /tmp/simhash-build.log
+build_log=$(mktemp /tmp/simhash-build.XXXXXX)
+if ! { make -s clean && make -s all && make -s install; } >"$build_log" 2>&1; then
+	cat "$build_log"
 	echo "0 passed, 1 failed (build)"
 	exit 1
 fi
@@ -27,7 +33,7 @@ work=$(mktemp -d /tmp/simhash-test.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 cp -a . "$work/tree"
 chown -R postgres: "$work"
-runuser -u postgres -- bash "$work/tree/sql_tests/run.sh"
+runuser -u postgres -- env PG_CONFIG="$PG_CONFIG" bash "$work/tree/sql_tests/run.sh"
 status=$?
 if [ $status -ne 0 ] && [ -d "$work/tree/results" ]; then
 	mkdir -p results

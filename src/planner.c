@@ -672,7 +672,7 @@ simhash_within_support(PG_FUNCTION_ARGS)
 		if (list_length(req->args) != 3)
 			PG_RETURN_POINTER(NULL);
 		if (IsA(k, Const) && !((Const *) k)->constisnull)
-			radius = DatumGetInt32(((Const *) k)->constvalue);
+			radius = SimhashNormalizeRadius(DatumGetInt32(((Const *) k)->constvalue));
 		if (IsA(linitial(req->args), Const))
 			req->selectivity = SimhashEstimateRadius(req->root, NULL, lsecond(req->args),
 													 linitial(req->args), radius);

@@ -311,7 +311,10 @@ SimhashIndexPairFraction(IndexOptInfo *index, const SimhashColumnStats *centres,
 	return Min(sum, 1.0);
 }
 
-/* Radius of a simhash_ball(x, k) expression or constant; -1000 if unknown. */
+/*
+ * Radius of a simhash_ball(x, k) expression or constant, normalized to
+ * [-1, 64]; SIMHASH_UNKNOWN_RADIUS if it is not known at plan time.
+ */
 int
 SimhashBallExprRadius(Node *node, uint64 *center, bool *center_known)
 {
@@ -326,7 +329,8 @@ SimhashBallExprRadius(Node *node, uint64 *center, bool *center_known)
 		ball = DatumGetSimhashBall(c->constvalue);
 		*center = ball->center;
 		*center_known = true;
-		return ball->radius;
+		/* normalized again: a ball stored by 0.1.0 kept any radius */
+		return SimhashNormalizeRadius(ball->radius);
 	}
 	if (node && IsA(node, FuncExpr) && list_length(((FuncExpr *) node)->args) == 2 &&
 		SimhashFuncIsBallConstructor(((FuncExpr *) node)->funcid))
@@ -335,7 +339,7 @@ SimhashBallExprRadius(Node *node, uint64 *center, bool *center_known)
 
 		if (IsA(k, Const) && !((Const *) k)->constisnull &&
 			((Const *) k)->consttype == INT4OID)
-			return DatumGetInt32(((Const *) k)->constvalue);
+			return SimhashNormalizeRadius(DatumGetInt32(((Const *) k)->constvalue));
 	}
 	return SIMHASH_UNKNOWN_RADIUS;
 }

@@ -161,6 +161,13 @@ SimhashPlanProbes(int k, double nentries, SimhashProbePlan *plan)
 	int			choice[SIMHASH_NBANDS + 1][SIMHASH_BITS + 2];
 	int			need;
 
+	/*
+	 * Callers pass normalized radii (see SimhashNormalizeRadius); the tables
+	 * below are indexed by k + 1, so make sure of it rather than trust it.
+	 */
+	Assert(k >= SIMHASH_EMPTY_RADIUS && k <= SIMHASH_BITS);
+	k = SimhashNormalizeRadius(k);
+
 	for (int j = 0; j < SIMHASH_NBANDS; j++)
 		plan->radius[j] = -1;
 	plan->fullscan = false;

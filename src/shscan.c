@@ -238,7 +238,8 @@ shrescan(IndexScanDesc scan, ScanKey scankey, int nscankeys,
 			SimhashBall *ball = DatumGetSimhashBall(key->sk_argument);
 
 			c = ball->center;
-			r = ball->radius;
+			/* normalized again: a ball stored by 0.1.0 kept any radius */
+			r = SimhashNormalizeRadius(ball->radius);
 		}
 		else if (key->sk_strategy == SIMHASH_EQUAL_STRATEGY)
 		{
@@ -252,7 +253,6 @@ shrescan(IndexScanDesc scan, ScanKey scankey, int nscankeys,
 			so->mode = SIMHASH_SCAN_EMPTY;
 			break;
 		}
-		r = Min(r, SIMHASH_BITS);
 		so->qcenter[so->nquals] = c;
 		so->qradius[so->nquals] = r;
 		so->nquals++;

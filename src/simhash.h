@@ -48,6 +48,26 @@ SimhashWeightCap(uint64 w8)
 		w8 / SIMHASH_CAP_SHARE : SIMHASH_CAP_MIN;
 }
 
+/*
+ * Radii.  A search within radius k finds the fingerprints at most k bits
+ * away: every k below 0 finds nothing and every k of 64 or more finds
+ * everything.  Each radius that enters from SQL (a simhash_ball, the bound
+ * of "fp <-> q <= k", simhash_within's k) is normalized to [-1, 64] where it
+ * enters, so that nothing downstream (probe plans, costs, estimates, scans,
+ * the band join) ever sees another value.
+ */
+#define SIMHASH_EMPTY_RADIUS	(-1)
+
+static inline int
+SimhashNormalizeRadius(int64 k)
+{
+	if (k < 0)
+		return SIMHASH_EMPTY_RADIUS;
+	return k > SIMHASH_BITS ? SIMHASH_BITS : (int) k;
+}
+
+extern bool SimhashParseHex(const char *s, size_t len, uint64 *value);
+
 /* Hamming distance between two fingerprints */
 static inline int
 SimhashDistance(uint64 a, uint64 b)

@@ -205,6 +205,25 @@ RESET enable_seqscan;
 SELECT simhash_index_check('tr_fp', true);
 DROP TABLE tr;
 
+-- COPY FREEZE marks this transaction's own rows frozen: they are still its
+-- own when the buffered entries are checked against the heap at commit
+BEGIN;
+CREATE TABLE fz (id int8, fp simhash64);
+CREATE INDEX fz_fp ON fz USING simhash (fp);
+COPY fz FROM STDIN (FREEZE);
+1	aaaaaaaaaaaaaaaa
+2	5555555555555555
+3	\N
+\.
+COMMIT;
+SET enable_seqscan = off;
+SELECT id FROM fz WHERE fp = 'aaaaaaaaaaaaaaaa';
+SELECT id FROM fz WHERE fp <@ simhash_ball('5555555555555554', 1);
+RESET enable_seqscan;
+SELECT simhash_index_check('fz_fp', true);
+SELECT tree, entries FROM simhash_index_stats('fz_fp') WHERE entries > 0;
+DROP TABLE fz;
+
 -- moving the index to another tablespace keeps the rows buffered before
 SET allow_in_place_tablespaces = on;
 CREATE TABLESPACE simhash_ts LOCATION '';

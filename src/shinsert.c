@@ -27,13 +27,26 @@
  * they were inserted under: after TRUNCATE or REINDEX (a new relfilenode,
  * built from the heap) the older rows wait, and are written if a rollback to
  * a savepoint brings their relfilenode back, or dropped at commit.  If the
- * index is dropped, they go with it.  Rows of an aborted subtransaction are
- * forgotten when it aborts: VACUUM may reclaim their TIDs for other rows
- * before this transaction commits.  (Rows already written when their
- * subtransaction aborts point to dead tuples, which VACUUM finds and
- * removes, as in any index.)  A write interrupted by an error leaves the
- * rows pending and marked, and the next attempt skips what is already
+ * index is dropped, they go with it.  A write interrupted by an error leaves
+ * the rows pending and marked, and the next attempt skips what is already
  * there.
+ *
+ * An entry must never point at a row other than the one it was made for.
+ * A tuple this transaction inserted can die before its row is written:
+ * when its subtransaction aborts, and when INSERT ... ON CONFLICT loses a
+ * race and kills its speculative tuple (heap_abort_speculative), which
+ * leaves no trace an index could be told about.  Such a tuple is dead to
+ * everybody at once, so VACUUM may free its TID, and a row of another (or
+ * of this) transaction may take it.  So before writing, every row is
+ * checked against the heap: its tuple must still be there, inserted by this
+ * transaction or one of its committed subtransactions, and only the latest
+ * row buffered for a TID counts (a TID is reused only after its tuple
+ * died).  Entries written earlier for a tuple that dies later are harmless:
+ * VACUUM removes them with the tuple, as in any index.  Rows of an aborted
+ * subtransaction are also forgotten as soon as it aborts, to save the work.
+ * Rows that CREATE INDEX CONCURRENTLY adds for other transactions' tuples
+ * are not checked (their tuples are visible to its snapshot, so cannot be
+ * removed).
  *
  * Copyright (c) 2026, the simhash authors
  *
@@ -44,11 +57,16 @@
  */
 #include "postgres.h"
 
+#include "access/heapam.h"
+#include "access/htup_details.h"
 #include "access/relation.h"
+#include "access/table.h"
 #include "access/xact.h"
+#include "catalog/pg_am_d.h"
 #include "executor/executor.h"
 #include "tcop/utility.h"
 #include "miscadmin.h"
+#include "storage/bufmgr.h"
 #include "storage/lmgr.h"
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
@@ -64,6 +82,7 @@ typedef struct SimhashPendingRow
 	SubTransactionId subxid;	/* the subtransaction that inserted it */
 	ItemPointerData tid;
 	bool		isnull;
+	bool		ours;			/* a tuple this transaction inserted */
 } SimhashPendingRow;
 
 /* rows buffered for one relfilenode of an index */
@@ -98,6 +117,119 @@ static ExecutorStart_hook_type prev_ExecutorStart = NULL;
 static ProcessUtility_hook_type prev_ProcessUtility = NULL;
 
 /*
+ * Is the tuple at "tid" (on the pinned, share-locked heap page) one this
+ * transaction inserted and that has not died since?  A speculative tuple
+ * killed by ON CONFLICT has no inserting transaction any more; one of an
+ * aborted subtransaction is no longer the current transaction's; a freed
+ * or reused line pointer holds nothing or a stranger.
+ */
+static bool
+SimhashTupleIsOurs(Page page, OffsetNumber off, TransactionId *last_xmin)
+{
+	ItemId		lp;
+	TransactionId xmin;
+
+	if (off < FirstOffsetNumber || off > PageGetMaxOffsetNumber(page))
+		return false;
+	lp = PageGetItemId(page, off);
+	if (!ItemIdIsNormal(lp))
+		return false;
+	/* raw: COPY FREEZE marks our own tuples frozen, keeping our xid */
+	xmin = HeapTupleHeaderGetRawXmin((HeapTupleHeader) PageGetItem(page, lp));
+	if (TransactionIdEquals(xmin, *last_xmin))
+		return true;
+	if (!TransactionIdIsCurrentTransactionId(xmin))
+		return false;
+	*last_xmin = xmin;
+	return true;
+}
+
+/*
+ * Drop the rows of a group whose tuples died or moved since they were
+ * buffered (see the file header), keeping the others in their order.
+ * "recs" and "scratch" are scratch space for n records each.
+ */
+static void
+SimhashDropStaleRows(Relation index, SimhashPendingGroup *p,
+					 SimhashSpoolEntry *recs, SimhashSpoolEntry *scratch)
+{
+	Relation	heap = table_open(index->rd_index->indrelid, AccessShareLock);
+	bool		is_heap = (heap->rd_rel->relam == HEAP_TABLE_AM_OID);
+	Buffer		buf = InvalidBuffer;
+	TransactionId last_xmin = InvalidTransactionId;
+	SimhashPendingRow *rows = p->rows;
+	int			n = p->nrows;
+	int			ndead = 0;
+	bool		sorted = true;
+
+	/*
+	 * Visit the rows in TID order, and in buffered order for equal TIDs.
+	 * Bulk loads buffer them in TID order already; others need a (stable)
+	 * sort.
+	 */
+	for (int i = 1; i < n && sorted; i++)
+		sorted = ItemPointerCompare(&rows[i - 1].tid, &rows[i].tid) <= 0;
+	if (!sorted)
+	{
+		for (int i = 0; i < n; i++)
+		{
+			recs[i].key = SimhashMakeSortKey(0, &rows[i].tid);
+			recs[i].rest = (uint64) i;
+		}
+		SimhashRadixSort(recs, scratch, n);
+	}
+
+	for (int i = 0; i < n; i++)
+	{
+		SimhashPendingRow *r = &rows[sorted ? i : recs[i].rest];
+		SimhashPendingRow *next = (i + 1 == n) ? NULL :
+			&rows[sorted ? i + 1 : recs[i + 1].rest];
+		BlockNumber blkno = ItemPointerGetBlockNumber(&r->tid);
+		bool		keep;
+
+		/* a later row for the same TID means this one's tuple died */
+		if (next != NULL && ItemPointerEquals(&next->tid, &r->tid))
+			keep = false;
+		else if (!r->ours || !is_heap)
+			keep = true;
+		else
+		{
+			if (!BufferIsValid(buf) || BufferGetBlockNumber(buf) != blkno)
+			{
+				if (BufferIsValid(buf))
+					UnlockReleaseBuffer(buf);
+				buf = ReadBuffer(heap, blkno);
+				LockBuffer(buf, BUFFER_LOCK_SHARE);
+			}
+			keep = SimhashTupleIsOurs(BufferGetPage(buf),
+									  ItemPointerGetOffsetNumber(&r->tid), &last_xmin);
+		}
+		if (!keep)
+		{
+			/* marked through its TID: no valid TID has offset 0 */
+			ItemPointerSetOffsetNumber(&r->tid, InvalidOffsetNumber);
+			ndead++;
+		}
+		if ((i & 4095) == 0)
+			CHECK_FOR_INTERRUPTS();
+	}
+	if (BufferIsValid(buf))
+		UnlockReleaseBuffer(buf);
+	table_close(heap, AccessShareLock);
+
+	if (ndead > 0)
+	{
+		int			kept = 0;
+
+		for (int i = 0; i < n; i++)
+			if (ItemPointerGetOffsetNumberNoCheck(&rows[i].tid) != InvalidOffsetNumber)
+				rows[kept++] = rows[i];
+		pending_total -= ndead;
+		p->nrows = kept;
+	}
+}
+
+/*
  * Write a group of pending rows into the index's trees, and empty it.  If
  * an error interrupts the write, the rows stay, some of them already in
  * some trees; the next attempt knows it and adds nothing twice.
@@ -115,6 +247,8 @@ SimhashWritePending(Relation index, SimhashPendingGroup *p)
 	SimhashSpoolEntry *scratch = MemoryContextAllocHuge(tmp, sizeof(SimhashSpoolEntry) * n);
 	SimhashEntry *entries = MemoryContextAllocHuge(tmp, sizeof(SimhashEntry) * n);
 
+	SimhashDropStaleRows(index, p, recs, scratch);
+	n = p->nrows;
 	p->interrupted = true;
 
 	for (int tree = 0; tree < SIMHASH_NTREES; tree++)
@@ -380,6 +514,8 @@ shinsert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 	row->fp = isnull[0] ? 0 : DatumGetSimhash64(values[0]);
 	row->tid = *ht_ctid;
 	row->subxid = GetCurrentSubTransactionId();
+	/* CREATE INDEX CONCURRENTLY's validation adds other transactions' rows */
+	row->ours = !indexInfo->ii_Concurrent;
 	pending_total++;
 
 	/* bound the memory: a batch of work_mem is plenty to amortize */

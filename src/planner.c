@@ -315,6 +315,8 @@ SimhashEstimateRadius(PlannerInfo *root, IndexOptInfo *index, Node *indexexpr,
 				sb;
 	Selectivity sel = -1;
 
+	if (index != NULL && !SimhashMayCount(root, index))
+		index = NULL;
 	examine_variable(root, indexexpr, 0, &va);
 	SimhashGetColumnStats(&va, &sa);
 	if (IsA(query, Const))

@@ -40,6 +40,7 @@
  */
 #include "postgres.h"
 
+#include "access/genam.h"
 #include "access/relation.h"
 #include "access/table.h"
 #include "access/tableam.h"
@@ -51,10 +52,12 @@
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
 #include "storage/lmgr.h"
+#include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/hsearch.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
+#include "utils/rls.h"
 #include "utils/snapmgr.h"
 
 #include "shindex.h"
@@ -118,15 +121,57 @@ SimhashTripleHash(int tree, SimhashSortKey skey, uint64 fp)
 									  (uint64) (tree + 1) * UINT64CONST(0xC2B2AE3D27D4EB4F));
 }
 
-/* Open an index and make sure it is a simhash index we may read. */
+/*
+ * Open a simhash index and its table for inspection, after checking that
+ * the caller may see what inspection shows.  The functions are revoked
+ * from PUBLIC, but a role granted EXECUTE must still hold SELECT on the
+ * table, and must not be subject to its row-level security: the blocks of
+ * the fingerprints in the index, and its counts, belong to every row,
+ * including rows that policies hide.  Privileges are checked before any
+ * lock is taken, so that nobody can block a table they cannot read.
+ */
 static Relation
-SimhashOpenIndex(Oid indexoid, LOCKMODE lockmode)
+SimhashOpenIndex(Oid indexoid, Relation *heap_out)
 {
-	Relation	index = relation_open(indexoid, lockmode);
+	Oid			heapoid = IndexGetRelation(indexoid, true);
+	Relation	heap;
+	Relation	index;
+	char	   *name;
 
-	if (index->rd_rel->relkind != RELKIND_INDEX ||
-		index->rd_indam == NULL ||
-		index->rd_indam->ambuild != shbuild)
+	if (!OidIsValid(heapoid))
+	{
+		name = get_rel_name(indexoid);
+		if (name == NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_TABLE),
+					 errmsg("relation with OID %u does not exist", indexoid)));
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is not a simhash index", name)));
+	}
+	if (pg_class_aclcheck(heapoid, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied for table %s", get_rel_name(heapoid)),
+				 errdetail("Inspecting a simhash index shows the fingerprints of its table's rows.")));
+	if (check_enable_rls(heapoid, InvalidOid, true) == RLS_ENABLED)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("cannot inspect an index of table \"%s\", which has row-level security",
+						get_rel_name(heapoid)),
+				 errdetail("Inspection would show the fingerprints of rows the policies hide."),
+				 errhint("Inspect it as the table's owner or as a role with BYPASSRLS.")));
+
+	/* lock the table first, as every other user of the index does */
+	heap = table_open(heapoid, AccessShareLock);
+	index = index_open(indexoid, AccessShareLock);
+	if (index->rd_index->indrelid != heapoid)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("could not open the table of index \"%s\"",
+						RelationGetRelationName(index)),
+				 errdetail("The index was dropped and its OID reused meanwhile.")));
+	if (index->rd_indam == NULL || index->rd_indam->ambuild != shbuild)
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("\"%s\" is not a simhash index", RelationGetRelationName(index))));
@@ -139,7 +184,16 @@ SimhashOpenIndex(Oid indexoid, LOCKMODE lockmode)
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("index \"%s\" is not valid", RelationGetRelationName(index)),
 				 errhint("Rebuild it with REINDEX or wait for CREATE INDEX CONCURRENTLY to finish.")));
+	*heap_out = heap;
 	return index;
+}
+
+/* Close what SimhashOpenIndex opened. */
+static void
+SimhashCloseIndex(Relation index, Relation heap)
+{
+	index_close(index, AccessShareLock);
+	table_close(heap, AccessShareLock);
 }
 
 /* Key of a TID in the table of visible rows. */
@@ -422,8 +476,7 @@ simhash_index_check(PG_FUNCTION_ARGS)
 {
 	Oid			indexoid = PG_GETARG_OID(0);
 	bool		heapallindexed = PG_GETARG_BOOL(1);
-	Oid			heapoid = IndexGetRelation(indexoid, true);
-	Relation	heap = NULL;
+	Relation	heap;
 	Relation	index;
 	BlockNumber roots[SIMHASH_NTREES];
 	uint16		levels[SIMHASH_NTREES];
@@ -431,10 +484,7 @@ simhash_index_check(PG_FUNCTION_ARGS)
 	SimhashCheckState cs;
 	Snapshot	snapshot = InvalidSnapshot;
 
-	/* lock the table first, as every other user of the index does */
-	if (OidIsValid(heapoid))
-		heap = table_open(heapoid, AccessShareLock);
-	index = SimhashOpenIndex(indexoid, AccessShareLock);
+	index = SimhashOpenIndex(indexoid, &heap);
 	SimhashFlushPending(index);
 
 	memset(&cs, 0, sizeof(cs));
@@ -531,9 +581,7 @@ simhash_index_check(PG_FUNCTION_ARGS)
 					 errhint("REINDEX the index.")));
 	}
 
-	relation_close(index, AccessShareLock);
-	if (heap)
-		table_close(heap, AccessShareLock);
+	SimhashCloseIndex(index, heap);
 	PG_RETURN_VOID();
 }
 
@@ -546,12 +594,13 @@ Datum
 simhash_index_stats(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	Relation	heap;
 	Relation	index;
 	BlockNumber roots[SIMHASH_NTREES];
 	uint16		levels[SIMHASH_NTREES];
 
 	InitMaterializedSRF(fcinfo, 0);
-	index = SimhashOpenIndex(PG_GETARG_OID(0), AccessShareLock);
+	index = SimhashOpenIndex(PG_GETARG_OID(0), &heap);
 	SimhashFlushPending(index);
 	SimhashReadRoots(index, roots, levels);
 	for (int tree = 0; tree < SIMHASH_NTREES; tree++)
@@ -575,7 +624,7 @@ simhash_index_stats(PG_FUNCTION_ARGS)
 			nulls[6] = true;
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
-	relation_close(index, AccessShareLock);
+	SimhashCloseIndex(index, heap);
 	return (Datum) 0;
 }
 
@@ -598,6 +647,7 @@ simhash_index_heavy_keys(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	int			limit = PG_GETARG_INT32(1);
+	Relation	heap;
 	Relation	index;
 	BlockNumber roots[SIMHASH_NTREES];
 	uint16		levels[SIMHASH_NTREES];
@@ -608,7 +658,7 @@ simhash_index_heavy_keys(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("number of keys must not be negative")));
 	InitMaterializedSRF(fcinfo, 0);
-	index = SimhashOpenIndex(PG_GETARG_OID(0), AccessShareLock);
+	index = SimhashOpenIndex(PG_GETARG_OID(0), &heap);
 	SimhashFlushPending(index);
 	SimhashReadRoots(index, roots, levels);
 	for (int band = 0; band < SIMHASH_NBANDS; band++)
@@ -648,6 +698,6 @@ simhash_index_heavy_keys(PG_FUNCTION_ARGS)
 		}
 		pfree(packed);
 	}
-	relation_close(index, AccessShareLock);
+	SimhashCloseIndex(index, heap);
 	return (Datum) 0;
 }

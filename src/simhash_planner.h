@@ -55,7 +55,8 @@ extern double SimhashSelectivityPairs(const SimhashColumnStats *a,
 									  const SimhashColumnStats *b,
 									  bool same, int radius);
 extern int	SimhashBallExprRadius(Node *node, uint64 *center, bool *center_known);
-extern IndexOptInfo *SimhashFindIndex(VariableStatData *vardata);
+extern bool SimhashMayCount(PlannerInfo *root, IndexOptInfo *index);
+extern IndexOptInfo *SimhashFindIndex(PlannerInfo *root, VariableStatData *vardata);
 extern double SimhashIndexFraction(IndexOptInfo *index, uint64 center, int radius);
 extern double SimhashIndexPairFraction(IndexOptInfo *index,
 									   const SimhashColumnStats *centres, int radius);

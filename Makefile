@@ -5,6 +5,8 @@ OBJS = \
 	src/ball.o \
 	src/distance.o \
 	src/fingerprint.o \
+	src/neardup_lock.o \
+	src/neardup_search.o \
 	src/planner.o \
 	src/selectivity.o \
 	src/shbuild.o \
@@ -26,19 +28,22 @@ OBJS = \
 	src/shvalidate.o \
 	src/simhash.o \
 	src/tokenize.o \
+	src/trigger_fingerprint.o \
+	src/trigger_neardup.o \
+	src/trigger_util.o \
 	src/type.o
 
 EXTENSION = simhash
 DATA = src/simhash--0.1.0.sql src/simhash--0.1.0--0.2.0.sql
 PGFILEDESC = "simhash - near-duplicate text detection"
 
-REGRESS = type distance fingerprint index planner join radius security
+REGRESS = type distance fingerprint index planner join radius security trigger
 REGRESS_OPTS = --inputdir=. --load-extension=simhash
 
 # isolation specs: sql_tests/isolation/specs/*.spec, expected/*.out
 # (simhash_own_inserts needs max_prepared_transactions > 0)
 ISOLATION = simhash_insert_scan simhash_own_inserts simhash_vacuum simhash_cic simhash_estimate \
-	simhash_subxact
+	simhash_subxact simhash_neardup_reject simhash_neardup_skip simhash_neardup_link
 ISOLATION_OPTS = --inputdir=sql_tests/isolation --load-extension=simhash
 
 # -Werror with the warnings PostgreSQL's own headers trigger turned off

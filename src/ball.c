@@ -27,6 +27,7 @@
 #include "catalog/pg_type.h"
 #include "libpq/pqformat.h"
 #include "utils/builtins.h"
+#include "utils/lsyscache.h"
 #include "utils/syscache.h"
 
 #include "shindex.h"
@@ -74,6 +75,23 @@ SimhashTypeIsBall(Oid typid)
 	input = ((Form_pg_type) GETSTRUCT(tup))->typinput;
 	ReleaseSysCache(tup);
 	return SimhashFuncHasSymbol(input, "simhash_ball_in");
+}
+
+/*
+ * Is typid the simhash64 type (or a domain over it)?  Recognised by its
+ * input function, like the ball type.
+ */
+bool
+SimhashTypeIsFingerprint(Oid typid)
+{
+	HeapTuple	tup = SearchSysCache1(TYPEOID, ObjectIdGetDatum(getBaseType(typid)));
+	Oid			input;
+
+	if (!HeapTupleIsValid(tup))
+		return false;
+	input = ((Form_pg_type) GETSTRUCT(tup))->typinput;
+	ReleaseSysCache(tup);
+	return SimhashFuncHasSymbol(input, "simhash64_in");
 }
 
 /* Is funcid the constructor simhash_ball(simhash64, int4)? */

@@ -7,3 +7,17 @@
 -- contrib modules do, so a fresh installation and an updated one are the
 -- same by construction.  Objects new in 0.2.0, and changes to 0.1.0's, go
 -- here, grouped by subject.
+
+------------------------------------------------------------------------------
+-- Triggers: fingerprints and near-duplicates caught at INSERT
+------------------------------------------------------------------------------
+
+CREATE FUNCTION simhash_fingerprint_trigger() RETURNS trigger
+	AS 'MODULE_PATHNAME' LANGUAGE C;
+COMMENT ON FUNCTION simhash_fingerprint_trigger() IS
+	'trigger filling a simhash64 column from text columns: simhash_fingerprint_trigger(fp_column, text_column [, ...])';
+
+CREATE FUNCTION simhash_near_duplicate_trigger() RETURNS trigger
+	AS 'MODULE_PATHNAME' LANGUAGE C;
+COMMENT ON FUNCTION simhash_near_duplicate_trigger() IS
+	'trigger catching rows within k bits of an earlier row: simhash_near_duplicate_trigger(fp_column, k, ''reject''|''skip''|''link'' [, options])';

@@ -205,6 +205,28 @@ RESET enable_seqscan;
 SELECT simhash_index_check('tr_fp', true);
 DROP TABLE tr;
 
+-- an index created on an empty table says it has no entries (reltuples 0)
+-- until VACUUM or ANALYZE: searches must not believe it and read a whole
+-- band instead of probing a few keys
+CREATE TABLE fresh (id int8, fp simhash64) WITH (autovacuum_enabled = off);
+CREATE INDEX fresh_fp ON fresh USING simhash (fp);
+INSERT INTO fresh SELECT i, fp_of(i) FROM generate_series(1, 100000) i;
+SELECT reltuples FROM pg_class WHERE relname = 'fresh_fp';
+CREATE FUNCTION index_blocks(query text) RETURNS int LANGUAGE plpgsql AS $$
+DECLARE plan json;
+BEGIN
+	EXECUTE 'EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON, TIMING OFF) ' || query INTO plan;
+	RETURN (plan -> 0 -> 'Plan' ->> 'Shared Hit Blocks')::int +
+		   (plan -> 0 -> 'Plan' ->> 'Shared Read Blocks')::int;
+END $$;
+SET enable_seqscan = off;
+SET enable_bitmapscan = off;
+SELECT index_blocks($$SELECT id FROM fresh WHERE fp <@ simhash_ball(fp_of(77), 3)$$) < 40 AS probes_keys;
+RESET enable_seqscan;
+RESET enable_bitmapscan;
+DROP TABLE fresh;
+DROP FUNCTION index_blocks(text);
+
 -- COPY FREEZE marks this transaction's own rows frozen: they are still its
 -- own when the buffered entries are checked against the heap at commit
 BEGIN;

@@ -179,16 +179,20 @@ shbeginscan(Relation r, int nkeys, int norderbys)
 	return scan;
 }
 
-/* Estimated number of entries per band, from the index's statistics. */
+/*
+ * Estimated number of entries per band: the index's statistics, or what its
+ * size implies if that is more.  An index created on an empty table keeps
+ * reltuples = 0 until VACUUM or ANALYZE, however many rows arrive; trusting
+ * it would make every search read a whole band.
+ */
 static double
 SimhashEstimateEntries(Relation index)
 {
 	double		tuples = index->rd_rel->reltuples;
+	double		by_size = (double) RelationGetNumberOfBlocks(index) *
+		(BLCKSZ / 10.0) / SIMHASH_NTREES;
 
-	if (tuples < 0)				/* never vacuumed or analyzed */
-		tuples = (double) RelationGetNumberOfBlocks(index) *
-			(BLCKSZ / 10.0) / SIMHASH_NBANDS;
-	return Max(tuples, 1);
+	return Max(Max(tuples, by_size), 1);
 }
 
 /*

@@ -28,11 +28,14 @@
  * the same cells.
  *
  * Heavyweight locks come from a shared table of limited size, so a check
- * needing too many cells (large k), or a transaction that has taken many
- * (a bulk load through the trigger), takes one lock on the whole table
- * instead: ExclusiveLock on its table cell, which conflicts with the
- * RowExclusiveLock every cell-locking check holds there.  Such a
- * transaction then runs alone among the table's near-duplicate checks.
+ * needing too many cells (large k), or a transaction that has taken its
+ * share of that table (max_locks_per_transaction cells: a bulk load through
+ * the trigger), takes one lock on the whole table instead: ExclusiveLock on
+ * its table cell, which conflicts with the RowExclusiveLock every
+ * cell-locking check holds there.  It waits for the transactions checking
+ * rows at that moment, and then runs alone among the table's near-duplicate
+ * checks until it ends.  (Two transactions escalating at once wait for each
+ * other: the deadlock detector cancels one, which can retry.)
  *
  * Copyright (c) 2026, the simhash authors
  *
@@ -154,7 +157,7 @@ SimhashLockNeighbourhood(Oid relid, uint32 scope_hash, uint64 fp, int k)
 			ncells += (int) SimhashRingSize(bits);
 	counter = SimhashCellCounterFor(relid);
 	if (ncells > SIMHASH_MAX_CHECK_CELLS ||
-		counter->cells + ncells > max_locks_per_xact / 2)
+		counter->cells + ncells > max_locks_per_xact)
 	{
 		SimhashLockCell(relid, 0, SIMHASH_LOCK_TABLE, ExclusiveLock);
 		return 0;

@@ -25,6 +25,7 @@ OBJS = \
 	src/shvacuum.o \
 	src/shvalidate.o \
 	src/simhash.o \
+	src/textsource.o \
 	src/tokenize.o \
 	src/type.o
 

@@ -83,9 +83,10 @@ extern uint64 SimhashHashServerString(const char *s, size_t len);
  * order in which features first appeared.
  *
  * A slot takes 12 bytes (the hash as two halves, so that no padding is
- * needed), the table is at most 3/4 full and grows in place, so the table
- * of n distinct features takes between 16n and 32n bytes at its peak (and
- * never more than SIMHASH_MAX_SLOTS slots).
+ * needed), a table of more than 2^20 slots is at most 3/4 full (smaller
+ * ones at most half), and the table grows in place, so the table of n
+ * distinct features takes between 16n and 32n bytes at its peak (above
+ * 12 MB) and never more than SIMHASH_MAX_SLOTS slots.
  */
 typedef struct SimhashFeatureSlot
 {
@@ -104,6 +105,7 @@ typedef struct SimhashFeatureSet
 	SimhashFeatureSlot *slots;	/* open addressing, linear probing */
 	uint32		mask;			/* number of slots - 1 (a power of 2 minus 1) */
 	uint32		nfeatures;		/* number of occupied slots */
+	uint32		grow_at;		/* grow when nfeatures exceeds this */
 	bool		keep_text;		/* remember feature text and order? */
 	uint32	   *featno;			/* keep_text: slot -> number of the feature
 								 * in order of first appearance */

@@ -5,8 +5,9 @@
  *
  * The pipeline, specified to the bit in README.md ("The fingerprint"):
  *
- *	1. The text is converted to UTF-8 (from any server encoding).  Invalid
- *	   UTF-8, possible only in SQL_ASCII databases, decodes to U+FFFD.
+ *	1. The text arrives as UTF-8, in pieces cut anywhere (textsource.c
+ *	   converts other server encodings).  Invalid UTF-8, possible only in
+ *	   SQL_ASCII databases, decodes to U+FFFD.
  *	2. The code points are cut into normalisation segments: a segment starts
  *	   at every code point flagged BOUNDARY in unicode_table.h, and after 32
  *	   code points at the latest.  Each segment is normalised to NFKC on its
@@ -22,6 +23,11 @@
  *	   delimit features, so runs of punctuation cannot dominate.
  *	5. Each feature is hashed with XXH3-64 (seed 0) over its UTF-8 bytes and
  *	   counted; features are identified by their hash.
+ *
+ * Memory: the feature table is the only part that grows with the text (by
+ * distinct features, 12 bytes a slot, grown in place); simhash(text) hashes
+ * words longer than SIMHASH_WORD_BUFFER incrementally, and at most a
+ * segment's worth of input is carried from one piece to the next.
  *
  * ASCII text takes a fast path that never calls the normaliser: ASCII code
  * points are boundaries and NFKC-stable, so only a non-ASCII code point that
@@ -62,6 +68,13 @@
  * huge word costs no more memory than a short one.
  */
 #define SIMHASH_WORD_BUFFER		(64 * 1024)
+
+/*
+ * Tables of up to this many slots (12 MB) grow when half full, larger ones
+ * when 3/4 full: short probe sequences where memory does not matter, and
+ * 16-32 bytes per distinct feature where it does.
+ */
+#define SIMHASH_SPARSE_SLOTS	((uint32) 1 << 20)
 
 /* count bit that marks a slot already rehashed while the table grows */
 #define SIMHASH_SLOT_MOVED		((uint32) 1 << 31)
@@ -224,6 +237,7 @@ SimhashCreateFeatureSet(bool keep_text)
 	SimhashFeatureSet *fs = palloc0(sizeof(SimhashFeatureSet));
 
 	fs->mask = SIMHASH_INITIAL_SLOTS - 1;
+	fs->grow_at = SIMHASH_INITIAL_SLOTS / 2;
 	fs->slots = palloc0(sizeof(SimhashFeatureSlot) * SIMHASH_INITIAL_SLOTS);
 	fs->keep_text = keep_text;
 	if (keep_text)
@@ -321,6 +335,7 @@ SimhashGrowFeatureSet(SimhashFeatureSet *fs)
 	fs->slots = slots;
 	fs->featno = featno;
 	fs->mask = newmask;
+	fs->grow_at = newslots <= SIMHASH_SPARSE_SLOTS ? newslots / 2 : newslots / 4 * 3;
 }
 
 /* Record the first occurrence of a feature in an empty slot. */
@@ -350,8 +365,7 @@ SimhashNewFeature(SimhashFeatureSet *fs, uint32 slot, uint64 h, const char *s, s
 	}
 	fs->nfeatures++;
 
-	/* keep the load factor at or below three quarters */
-	if (fs->nfeatures > (fs->mask + 1) / 4 * 3)
+	if (fs->nfeatures > fs->grow_at)
 		SimhashGrowFeatureSet(fs);
 }
 

@@ -90,8 +90,7 @@ extern uint64 SimhashHashServerString(const char *s, size_t len);
  */
 typedef struct SimhashFeatureSlot
 {
-	uint32		hash_lo;		/* feature hash, bits 0-31 */
-	uint32		hash_hi;		/* feature hash, bits 32-63 */
+	uint32		hash[2];		/* feature hash (memcpy of a uint64) */
 	uint32		count;			/* occurrences; 0 = empty slot */
 } SimhashFeatureSlot;
 
@@ -117,11 +116,14 @@ typedef struct SimhashFeatureSet
 	size_t		text_size;
 } SimhashFeatureSet;
 
-/* The 64-bit hash of an occupied slot. */
+/* The 64-bit hash of an occupied slot (one unaligned load where allowed). */
 static inline uint64
 SimhashSlotHash(const SimhashFeatureSlot *slot)
 {
-	return ((uint64) slot->hash_hi << 32) | slot->hash_lo;
+	uint64		h;
+
+	memcpy(&h, slot->hash, sizeof(h));
+	return h;
 }
 
 /* incremental feature extraction from UTF-8 (tokenize.c) */

@@ -88,12 +88,13 @@ struct SimhashTokenizer
 	size_t		wlen;
 	size_t		wsize;
 	bool		streaming;		/* has part of the word gone into hstate? */
-	XXH3_state_t hstate;		/* hash of the word's bytes before word[] */
+	XXH3_state_t *hstate;		/* hash of the word's bytes before word[]
+								 * (allocated when first needed) */
+	void	   *hstate_mem;		/* what palloc returned for hstate */
 	pg_wchar	kana_prev;		/* previous kana in the current kana run */
 	int			kana_run;		/* length of the current kana run */
 	char	   *carry;			/* UTF-8 input not consumed yet */
 	size_t		carried;
-	void	   *allocated;		/* what palloc returned for this struct */
 };
 
 /* ASCII letters and digits: the word characters below U+0080 */
@@ -309,7 +310,7 @@ SimhashGrowFeatureSet(SimhashFeatureSet *fs)
 		slots[i].count = 0;
 		for (;;)
 		{
-			uint32		slot = cur.hash_lo & newmask;
+			uint32		slot = (uint32) SimhashSlotHash(&cur) & newmask;
 			SimhashFeatureSlot next;
 			uint32		nextno = 0;
 
@@ -342,8 +343,7 @@ SimhashGrowFeatureSet(SimhashFeatureSet *fs)
 static pg_noinline void
 SimhashNewFeature(SimhashFeatureSet *fs, uint32 slot, uint64 h, const char *s, size_t len)
 {
-	fs->slots[slot].hash_lo = (uint32) h;
-	fs->slots[slot].hash_hi = (uint32) (h >> 32);
+	memcpy(fs->slots[slot].hash, &h, sizeof(h));
 	fs->slots[slot].count = 1;
 	if (fs->keep_text)
 	{
@@ -377,8 +377,7 @@ SimhashAddFeatureHash(SimhashFeatureSet *fs, uint64 h, const char *s, size_t len
 
 	while (fs->slots[slot].count != 0)
 	{
-		if (fs->slots[slot].hash_lo == (uint32) h &&
-			fs->slots[slot].hash_hi == (uint32) (h >> 32))
+		if (SimhashSlotHash(&fs->slots[slot]) == h)
 		{
 			if (fs->slots[slot].count < SIMHASH_MAX_COUNT)
 				fs->slots[slot].count++;
@@ -405,12 +404,18 @@ SimhashGrowWord(SimhashTokenizer *tk, size_t extra)
 {
 	if (!tk->fs->keep_text && tk->wlen + extra > SIMHASH_WORD_BUFFER)
 	{
+		if (tk->hstate == NULL)
+		{
+			/* XXH3_state_t must be 64-byte aligned, more than palloc's */
+			tk->hstate_mem = palloc(sizeof(XXH3_state_t) + 63);
+			tk->hstate = (XXH3_state_t *) TYPEALIGN(64, tk->hstate_mem);
+		}
 		if (!tk->streaming)
 		{
-			XXH3_64bits_reset(&tk->hstate);
+			XXH3_64bits_reset(tk->hstate);
 			tk->streaming = true;
 		}
-		XXH3_64bits_update(&tk->hstate, tk->word, tk->wlen);
+		XXH3_64bits_update(tk->hstate, tk->word, tk->wlen);
 		tk->wlen = 0;
 		if (extra <= tk->wsize)
 			return;
@@ -434,8 +439,8 @@ SimhashEndWord(SimhashTokenizer *tk)
 {
 	if (tk->streaming)
 	{
-		XXH3_64bits_update(&tk->hstate, tk->word, tk->wlen);
-		SimhashAddFeatureHash(tk->fs, XXH3_64bits_digest(&tk->hstate), NULL, 0);
+		XXH3_64bits_update(tk->hstate, tk->word, tk->wlen);
+		SimhashAddFeatureHash(tk->fs, XXH3_64bits_digest(tk->hstate), NULL, 0);
 		tk->streaming = false;
 		tk->wlen = 0;
 	}
@@ -674,11 +679,8 @@ slow:
 SimhashTokenizer *
 SimhashTokenizerCreate(bool keep_text)
 {
-	/* XXH3_state_t must be 64-byte aligned, more than palloc promises */
-	void	   *allocated = palloc0(sizeof(SimhashTokenizer) + 63);
-	SimhashTokenizer *tk = (SimhashTokenizer *) TYPEALIGN(64, allocated);
+	SimhashTokenizer *tk = palloc0(sizeof(SimhashTokenizer));
 
-	tk->allocated = allocated;
 	tk->fs = SimhashCreateFeatureSet(keep_text);
 	tk->wsize = 64;
 	tk->word = palloc(tk->wsize);
@@ -742,7 +744,9 @@ SimhashTokenizerFinish(SimhashTokenizer *tk)
 	SimhashEndWord(tk);
 	SimhashEndKana(tk);
 	pfree(tk->word);
-	pfree(tk->allocated);
+	if (tk->hstate_mem)
+		pfree(tk->hstate_mem);
+	pfree(tk);
 	return fs;
 }
 

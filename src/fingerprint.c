@@ -408,7 +408,7 @@ SimhashFeatureText(const char *utf8, size_t len, int encoding, Oid proc)
 			ereport(ERROR,
 					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 					 errmsg("feature is too long to be returned"),
-					 errdetail("A feature of more than %zu bytes of UTF-8 cannot be converted to a text value.",
+					 errdetail("A feature of more than %zu bytes of UTF-8 cannot be returned as a text value.",
 							   pos + piece),
 					 errhint("Use simhash(text), which needs no feature texts.")));
 		if (!OidIsValid(proc))

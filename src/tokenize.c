@@ -420,6 +420,13 @@ SimhashGrowWord(SimhashTokenizer *tk, size_t extra)
 		if (extra <= tk->wsize)
 			return;
 	}
+	if (tk->wlen + extra >= MaxAllocSize - VARHDRSZ)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("feature is too long to be returned"),
+				 errdetail("A feature of more than %zu bytes of UTF-8 cannot be returned as a text value.",
+						   tk->wlen),
+				 errhint("Use simhash(text), which needs no feature texts.")));
 	while (tk->wlen + extra > tk->wsize)
 		tk->wsize *= 2;
 	tk->word = repalloc_huge(tk->word, tk->wsize);

@@ -27,6 +27,7 @@ OBJS = \
 	src/shvacuum.o \
 	src/shvalidate.o \
 	src/simhash.o \
+	src/textsource.o \
 	src/tokenize.o \
 	src/trigger_fingerprint.o \
 	src/trigger_neardup.o \

@@ -7,3 +7,19 @@
 -- contrib modules do, so a fresh installation and an updated one are the
 -- same by construction.  Objects new in 0.2.0, and changes to 0.1.0's, go
 -- here, grouped by subject.
+
+-- ---------------------------------------------------------------------------
+-- Search radius by text size (bench/quality, "Short texts")
+-- ---------------------------------------------------------------------------
+
+CREATE FUNCTION simhash_radius(text) RETURNS int4
+	AS 'MODULE_PATHNAME', 'simhash_radius_text'
+	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash_radius(text) IS
+'search radius proposed for near-duplicates of this text: ceil(36 / sqrt(W)) between 3 and 12, W being the total weight of its features (0 for a text without features)';
+
+CREATE FUNCTION simhash_radius(features int8) RETURNS int4
+	AS 'MODULE_PATHNAME', 'simhash_radius_weight'
+	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash_radius(int8) IS
+'search radius proposed for a text whose features weigh this much in all (about its number of words or Han characters): ceil(36 / sqrt(features)) between 3 and 12, 0 for 0';

@@ -11,7 +11,8 @@
 #      fortunes; gcc messages), real variants, controlled edits, negatives;
 #   4. load them into PostgreSQL; fingerprints and distances in SQL with the
 #      extension (short_load.sql, short_eval.sql);
-#   5. short_report.py prints the tables (Markdown) to
+#   5. short_ktime.sql: query time by radius on 1M random fingerprints;
+#   6. short_report.py prints the tables (Markdown) to
 #      bench/data/quality/short/results/report.md.
 #
 # Connection: the usual PG* variables; without PGDATABASE the database
@@ -70,8 +71,10 @@ psql_run -c "COPY simhash_bench.short_pairs FROM STDIN" <"$work/pairs.tsv"
 echo "== fingerprints and distances"
 psql_run -v distfile="$results/dist.csv" -v radiusfile="$results/radius.csv" \
 	-f "$here/short_eval.sql"
+echo "== query time by radius (1M fingerprints)"
+psql_run -v ktimefile="$results/ktime.csv" -f "$here/short_ktime.sql"
 
-# ---- 5. report -----------------------------------------------------------------------
+# ---- 6. report -----------------------------------------------------------------------
 {
 	echo "## Short texts ($(date -u '+%Y-%m-%d %H:%M UTC'))"
 	echo

@@ -6,7 +6,7 @@ short_report.py -- print the short-text tables (Markdown) from short_eval.sql's 
 
 Reads dist.csv (lang, lbucket, wbucket, source, unit, kind, cat, d, n) and,
 if it has rows, radius.csv (lang, lbucket, kind, cat, within, n).  Prints,
-for English and Chinese, recall by length bucket and k = 3..10 for every
+for English and Chinese, recall by length bucket and k = 3..12 for every
 positive category, the false-positive rate of both negative categories,
 the same by feature weight W, the smallest k that keeps 90 % / 95 % of
 one-token edits, and the figures at k = simhash_radius(text).
@@ -18,7 +18,7 @@ import os
 import sys
 from collections import defaultdict
 
-KS = range(3, 11)
+KS = range(3, 13)
 LBUCKETS = ["<=50", "<=200", "<=1000", ">1000"]
 WBUCKETS = ["<=4", "<=8", "<=16", "<=32", "<=64", "<=128", "<=256", "<=1024", ">1024"]
 LANGS = [("en", "English"), ("zh", "Chinese")]
@@ -168,6 +168,27 @@ def main():
                 print("| %s | %s | %s | %s | %s | %s | %s |" % (
                     name, bkt, r_("edit1"), r_("real"), r_("punct"),
                     r_("random", True), r_("same_source", True)))
+        print()
+
+    path = os.path.join(res, "ktime.csv")
+    if os.path.exists(path):
+        with open(path, newline="") as f:
+            rows = list(csv.DictReader(f))
+        ms = {(r["method"], int(r["k"])): float(r["ms_per_query"]) for r in rows}
+        nrows = {(r["method"], int(r["k"])): r["rows_per_query"] for r in rows}
+        seq = [v for (m, _), v in ms.items() if m == "seqscan"]
+        base = sum(seq) / len(seq) if seq else None
+        print("### Query time by radius (1M random fingerprints, one process)\n")
+        print("Index scans, planning included, relative to k = 3 and to a sequential "
+              "scan of the same run (mean of %d seq scan timings: %.0f ms).\n"
+              % (len(seq), base or 0))
+        print("| k | ms per query | x k = 3 | seq scan / index | rows per query |")
+        print("|---|---|---|---|---|")
+        for k in sorted(k for m, k in ms if m == "index"):
+            t = ms[("index", k)]
+            print("| %d | %.2f | %.1f | %s | %s |" % (
+                k, t, t / ms[("index", 3)], "%.0f" % (base / t) if base else "–",
+                nrows[("index", k)]))
         print()
 
 

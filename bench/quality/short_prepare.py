@@ -58,6 +58,8 @@ import re
 import sys
 from collections import Counter
 
+from prepare import copy_escape     # bench/quality/prepare.py, beside this file
+
 BUCKETS = [(50, "<=50"), (200, "<=200"), (1000, "<=1000"), (None, ">1000")]
 REAL_RATIO = 0.8            # SequenceMatcher ratio for a real variant
 NEG_JACCARD = 0.5           # negatives at or above this are dropped
@@ -289,11 +291,6 @@ def edit_zh(body, kind, vocab, rng):
 
 EDITS = {"en": ["word_sub", "word_ins", "word_del", "punct", "case"],
          "zh": ["han_sub", "han_ins", "han_del", "punct"]}
-
-
-def copy_escape(s):
-    return (s.replace("\\", "\\\\").replace("\t", "\\t")
-             .replace("\n", "\\n").replace("\r", "\\r"))
 
 
 def main():

@@ -8,6 +8,7 @@ OBJS = \
 	src/neardup_lock.o \
 	src/neardup_search.o \
 	src/planner.o \
+	src/radius.o \
 	src/selectivity.o \
 	src/shbuild.o \
 	src/shcheck.o \
@@ -38,7 +39,8 @@ EXTENSION = simhash
 DATA = src/simhash--0.1.0.sql src/simhash--0.1.0--0.2.0.sql
 PGFILEDESC = "simhash - near-duplicate text detection"
 
-REGRESS = type distance fingerprint index planner join radius security trigger
+REGRESS = type distance fingerprint index planner join radius security trigger \
+	suggested_radius
 REGRESS_OPTS = --inputdir=. --load-extension=simhash
 
 # isolation specs: sql_tests/isolation/specs/*.spec, expected/*.out

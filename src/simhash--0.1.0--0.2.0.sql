@@ -21,3 +21,19 @@ CREATE FUNCTION simhash_near_duplicate_trigger() RETURNS trigger
 	AS 'MODULE_PATHNAME' LANGUAGE C;
 COMMENT ON FUNCTION simhash_near_duplicate_trigger() IS
 	'trigger catching rows within k bits of an earlier row: simhash_near_duplicate_trigger(fp_column, k, ''reject''|''skip''|''link'' [, options])';
+
+------------------------------------------------------------------------------
+-- Search radius by text size (bench/quality, "Short texts")
+------------------------------------------------------------------------------
+
+CREATE FUNCTION simhash_radius(text) RETURNS int4
+	AS 'MODULE_PATHNAME', 'simhash_radius_text'
+	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash_radius(text) IS
+'search radius proposed for near-duplicates of this text: ceil(36 / sqrt(W)) between 3 and 12, W being the total weight of its features (0 for a text without features)';
+
+CREATE FUNCTION simhash_radius(features int8) RETURNS int4
+	AS 'MODULE_PATHNAME', 'simhash_radius_weight'
+	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash_radius(int8) IS
+'search radius proposed for a text whose features weigh this much in all (about its number of words or Han characters): ceil(36 / sqrt(features)) between 3 and 12, 0 for 0';

@@ -9,6 +9,16 @@ BEGIN
 EXCEPTION WHEN OTHERS THEN
 	RETURN SQLSTATE || ': ' || SQLERRM;
 END $$;
+-- every field of the error a statement raises
+CREATE FUNCTION error_fields(query text, OUT state text, OUT message text, OUT detail text,
+	OUT hint text, OUT table_name text, OUT constraint_name text) LANGUAGE plpgsql AS $$
+BEGIN
+	EXECUTE query;
+EXCEPTION WHEN OTHERS THEN
+	GET STACKED DIAGNOSTICS state = RETURNED_SQLSTATE, message = MESSAGE_TEXT,
+		detail = PG_EXCEPTION_DETAIL, hint = PG_EXCEPTION_HINT, table_name = TABLE_NAME,
+		constraint_name = CONSTRAINT_NAME;
+END $$;
 
 ------------------------------------------------------------------------------
 -- simhash_fingerprint_trigger
@@ -81,9 +91,9 @@ CREATE INDEX nd_fp ON nd USING simhash (fp);
 CREATE TRIGGER nd_near BEFORE INSERT OR UPDATE ON nd FOR EACH ROW
 	EXECUTE FUNCTION simhash_near_duplicate_trigger(fp, 3, 'reject');
 INSERT INTO nd (id, fp) VALUES (1, bits(0)), (2, bits(20));
-\set VERBOSITY verbose
-INSERT INTO nd (id, fp) VALUES (3, bits(3));
-\set VERBOSITY default
+\x on
+SELECT * FROM error_fields($$INSERT INTO nd (id, fp) VALUES (3, bits(3))$$);
+\x off
 INSERT INTO nd (id, fp) VALUES (3, bits(4)), (4, NULL), (5, NULL);
 -- a batch holding two near-copies fails as a whole
 SELECT sqlstate_of($$INSERT INTO nd (id, fp) VALUES (6, bits(40)), (7, bits(41))$$) AS batch;
@@ -144,11 +154,17 @@ SELECT id, dup_of, dup_dist FROM nd WHERE id = 30;
 DROP TRIGGER nd_near ON nd;
 TRUNCATE nd;
 
--- k = 0 catches exact copies only; k = 64 everything; a large k locks the
--- whole table instead of key ranges (same results)
+-- k = 0 catches exact copies only (and still locks its own block in every
+-- band, so that checks with other radii conflict with it); k = 64
+-- everything; a large k locks the whole table instead of key ranges (same
+-- results)
 CREATE TRIGGER nd_near BEFORE INSERT ON nd FOR EACH ROW
 	EXECUTE FUNCTION simhash_near_duplicate_trigger(fp, 0, 'skip');
+BEGIN;
 INSERT INTO nd (id, fp) VALUES (1, bits(5)), (2, bits(5)), (3, bits(6));
+SELECT mode, count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()
+	AND objsubid = 21320 GROUP BY mode;
+COMMIT;
 SELECT array_agg(id ORDER BY id) AS k0 FROM nd;
 DROP TRIGGER nd_near ON nd;
 TRUNCATE nd;
@@ -179,6 +195,28 @@ GROUP BY mode ORDER BY mode;
 COMMIT;
 DROP TRIGGER nd_near ON nd;
 TRUNCATE nd;
+
+-- k 'auto': simhash_radius() of the row's text, so that short texts find
+-- their near-copies (the sentences are 4 to 8 bits apart: k = 3 misses
+-- them, the radius of an 11-word sentence is 11); a text without features
+-- matches nothing, not even another one
+CREATE TABLE short_docs (id int PRIMARY KEY, body text, fp simhash64, dup_of int, dup_dist int);
+CREATE INDEX ON short_docs USING simhash (fp);
+CREATE TRIGGER a_fp BEFORE INSERT ON short_docs FOR EACH ROW
+	EXECUTE FUNCTION simhash_fingerprint_trigger(fp, body);
+CREATE TRIGGER b_fixed BEFORE INSERT ON short_docs FOR EACH ROW
+	EXECUTE FUNCTION simhash_near_duplicate_trigger(fp, 3, 'link', dup_of, dup_dist);
+INSERT INTO short_docs (id, body) VALUES
+	(1, 'The quick brown fox jumps over the lazy dog, said the typographer.'),
+	(2, 'The quick brown fox jumped over the lazy dog, said the typographer.');
+DROP TRIGGER b_fixed ON short_docs;
+CREATE TRIGGER b_auto BEFORE INSERT ON short_docs FOR EACH ROW
+	EXECUTE FUNCTION simhash_near_duplicate_trigger(fp, 'auto', 'link', dup_of, dup_dist, 'text=body');
+INSERT INTO short_docs (id, body) VALUES
+	(3, 'The quick brown fox jumps over the lazy cat, said the typographer.'),
+	(4, '!!!'), (5, '...'), (6, NULL);
+SELECT id, simhash_radius(body) AS k, dup_of, dup_dist FROM short_docs ORDER BY id;
+DROP TABLE short_docs;
 
 -- a bulk load: the transaction's own rows are searched in memory (chained
 -- past 256 rows); the rows kept are those a first-come scan keeps
@@ -312,16 +350,20 @@ FROM (VALUES
 	('fp, 3, ''link'', fp', 'BEFORE INSERT', 'ROW'),
 	('fp, 3, ''link'', dup_of, fp', 'BEFORE INSERT', 'ROW'),
 	('fp, 3, ''link'', dup_of, dup_dist, extra', 'BEFORE INSERT', 'ROW'),
-	('fp, 3, ''LINK'', dup_of, dup_dist', 'BEFORE INSERT', 'ROW')
+	('fp, 3, ''LINK'', dup_of, dup_dist', 'BEFORE INSERT', 'ROW'),
+	('fp, ''auto'', ''skip''', 'BEFORE INSERT', 'ROW'),
+	('fp, 3, ''skip'', ''text=dup_of''', 'BEFORE INSERT', 'ROW'),
+	('fp, ''auto'', ''skip'', ''text=dup_of''', 'BEFORE INSERT', 'ROW'),
+	('fp, ''auto'', ''skip'', ''text=nosuch''', 'BEFORE INSERT', 'ROW')
 ) v(args, timing, level);
 DROP TRIGGER x ON nd;
 -- no simhash index, a partial one, a dropped or renamed column, no primary key
 CREATE TABLE noidx (id int PRIMARY KEY, fp simhash64, fp2 simhash64, d int);
 CREATE TRIGGER n BEFORE INSERT ON noidx FOR EACH ROW
 	EXECUTE FUNCTION simhash_near_duplicate_trigger(fp, 3, 'reject');
-\set VERBOSITY verbose
-INSERT INTO noidx VALUES (1, bits(0));
-\set VERBOSITY default
+\x on
+SELECT * FROM error_fields($$INSERT INTO noidx VALUES (1, bits(0))$$);
+\x off
 CREATE INDEX ON noidx USING simhash (fp) WHERE id > 10;
 SELECT sqlstate_of($$INSERT INTO noidx VALUES (1, bits(0))$$) AS partial_index;
 CREATE INDEX ON noidx USING simhash (fp);
@@ -344,5 +386,5 @@ SELECT * FROM noidx;
 SELECT * FROM nopk;
 
 DROP TABLE art, misuse, nd, tenant_docs, gen, viatrig, pdocs, pdocs2, rls_docs, noidx, nopk;
-DROP FUNCTION fp_trigger_with(text), nd_trigger_with(text, text, text), bits(int);
+DROP FUNCTION fp_trigger_with(text), nd_trigger_with(text, text, text), bits(int), error_fields(text);
 DROP ROLE simhash_trigger_user;

@@ -31,6 +31,11 @@ extern Datum simhash_text(PG_FUNCTION_ARGS);
 /* trigger_util.c */
 extern TriggerData *SimhashTriggerData(FunctionCallInfo fcinfo, const char *name);
 extern AttrNumber SimhashTriggerColumn(Relation rel, const char *colname, const char *what);
+extern text *SimhashJoinTextColumns(HeapTuple tuple, TupleDesc desc,
+									const AttrNumber *cols, int ncols);
+
+/* k 'auto': simhash_radius() of the row's text columns, per row */
+#define SIMHASH_AUTO_RADIUS		(-1)
 
 /* what the near-duplicate trigger does with a row that has a match */
 typedef enum SimhashNearDupAction
@@ -58,8 +63,10 @@ typedef struct SimhashNearDupInfo
 {
 	Oid			tgoid;			/* the trigger ... */
 	Oid			relid;			/* ... and the table it fires on */
-	int			k;
+	int			k;				/* the radius, or SIMHASH_AUTO_RADIUS */
 	SimhashNearDupAction action;
+	int			ntext;			/* k 'auto': the text columns it is taken from */
+	AttrNumber *text_attno;
 	AttrNumber	fp_attno;		/* in the table the trigger fires on */
 	struct ExprState *fp_expr;	/* a generated fingerprint's expression */
 	struct ExprContext *fp_econtext;
@@ -97,7 +104,7 @@ typedef struct SimhashNearMatch
 } SimhashNearMatch;
 
 /* neardup_search.c */
-extern void SimhashFindNearDuplicate(const SimhashNearDupInfo *info, uint64 fp,
+extern void SimhashFindNearDuplicate(const SimhashNearDupInfo *info, uint64 fp, int k,
 									 const Datum *scope, ItemPointer self,
 									 SimhashNearMatch *best);
 

@@ -11,13 +11,14 @@
  * checks then waits until the first has committed, its rows written to the
  * index, or aborted; see src/README for the argument, in short:
  *
- *	The bands get the canonical radii r_j for k (sum of r_j + 1 > k, spread
- *	evenly).  For each band probed, f's own cell (j, block_j(f)) is taken in
- *	ExclusiveLock and every other key within r_j bits of block_j(f) in
- *	ShareLock.  Two fingerprints within k share, in some band j, blocks
- *	within r_j bits (the pigeonhole argument of the index): if the blocks
- *	are equal, both want ExclusiveLock on one cell; if not, each one's own
- *	cell is among the other's shared ones.  Either way they conflict.
+ *	f's own cell in every band, (j, block_j(f)), is taken in ExclusiveLock.
+ *	With the canonical radii r_j for k (sum of r_j + 1 > k, spread evenly),
+ *	every other key within r_j bits of block_j(f) is taken in ShareLock.
+ *	If g is within k of f, then in some band j their blocks are within r_j
+ *	bits (the pigeonhole argument of the index), so f's check holds a lock
+ *	on g's own cell there, which g's check holds in ExclusiveLock: they
+ *	conflict.  This holds whatever k g was checked with (the trigger's
+ *	k may be 'auto', per row), since own cells are locked in all bands.
  *
  * Cells are taken in increasing order, so checks of single rows never
  * deadlock.  The locks are advisory locks of the database with a class of
@@ -153,8 +154,11 @@ SimhashLockNeighbourhood(Oid relid, uint32 scope_hash, uint64 fp, int k)
 
 	SimhashCanonicalRadii(k, radius);
 	for (int j = 0; j < SIMHASH_NBANDS; j++)
+	{
+		radius[j] = Max(radius[j], 0);	/* own cells in every band */
 		for (int bits = 0; bits <= radius[j]; bits++)
 			ncells += (int) SimhashRingSize(bits);
+	}
 	counter = SimhashCellCounterFor(relid);
 	if (ncells > SIMHASH_MAX_CHECK_CELLS ||
 		counter->cells + ncells > max_locks_per_xact)

@@ -246,13 +246,13 @@ SimhashCheckCandidates(const SimhashNearDupInfo *info, const SimhashCandidate *c
 }
 
 /*
- * Find the nearest row within info->k of fingerprint fp among the competing
+ * Find the nearest row within k of fingerprint fp among the competing
  * tables, in the scope "scope" (info->nscope values), other than the row
  * "self" of the trigger's own table (an UPDATE's old row; NULL for INSERT).
  * Ties go to the smallest key (to the first TID without one).
  */
 void
-SimhashFindNearDuplicate(const SimhashNearDupInfo *info, uint64 fp, const Datum *scope,
+SimhashFindNearDuplicate(const SimhashNearDupInfo *info, uint64 fp, int k, const Datum *scope,
 						 ItemPointer self, SimhashNearMatch *best)
 {
 	SimhashCandidates cands;
@@ -272,8 +272,8 @@ SimhashFindNearDuplicate(const SimhashNearDupInfo *info, uint64 fp, const Datum 
 			Relation	index = index_open(info->leaves[leaf].indexoid, AccessShareLock);
 
 			cands.leaf = leaf;
-			SimhashSearchWithin(index, fp, info->k, SimhashAddCandidate, &cands);
-			SimhashPendingWithin(index, fp, info->k, SimhashAddCandidate, &cands);
+			SimhashSearchWithin(index, fp, k, SimhashAddCandidate, &cands);
+			SimhashPendingWithin(index, fp, k, SimhashAddCandidate, &cands);
 			index_close(index, AccessShareLock);
 		}
 		if (cands.n == 0)

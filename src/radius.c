@@ -67,6 +67,17 @@ SimhashFeatureSetWeight(const SimhashFeatureSet *fs)
 	return w;
 }
 
+/* The radius proposed for a text (a text Datum); the near-duplicate trigger's k 'auto'. */
+int
+SimhashRadiusOfText(Datum textdatum)
+{
+	SimhashFeatureSet *fs = SimhashExtractFeatures(textdatum, false);
+	uint64		weight = SimhashFeatureSetWeight(fs);
+
+	SimhashFreeFeatureSet(fs);
+	return SimhashRadiusForWeight(weight);
+}
+
 /*
  * simhash_radius(text) -> int4
  *		The radius proposed for near-duplicates of this text.
@@ -74,11 +85,7 @@ SimhashFeatureSetWeight(const SimhashFeatureSet *fs)
 Datum
 simhash_radius_text(PG_FUNCTION_ARGS)
 {
-	SimhashFeatureSet *fs = SimhashExtractFeatures(PG_GETARG_DATUM(0), false);
-	uint64		weight = SimhashFeatureSetWeight(fs);
-
-	SimhashFreeFeatureSet(fs);
-	PG_RETURN_INT32(SimhashRadiusForWeight(weight));
+	PG_RETURN_INT32(SimhashRadiusOfText(PG_GETARG_DATUM(0)));
 }
 
 /*

@@ -160,4 +160,7 @@ extern uint64 SimhashFeatureSetFingerprint(const SimhashFeatureSet *fs);
 extern uint64 SimhashFeatureSetCap(const SimhashFeatureSet *fs);
 extern void SimhashFreeFeatureSet(SimhashFeatureSet *fs);
 
+/* radius.c: the search radius proposed for a text (simhash_radius) */
+extern int	SimhashRadiusOfText(Datum textdatum);
+
 #endif							/* SIMHASH_H */

@@ -33,7 +33,6 @@
 #include "catalog/pg_type.h"
 #include "commands/trigger.h"
 #include "fmgr.h"
-#include "lib/stringinfo.h"
 #include "nodes/bitmapset.h"
 #include "parser/parse_coerce.h"
 #include "utils/builtins.h"
@@ -50,49 +49,6 @@ SimhashColumnUpdated(TriggerData *trigdata, AttrNumber attno)
 {
 	return bms_is_member(attno - FirstLowInvalidHeapAttributeNumber,
 						 trigdata->tg_updatedcols);
-}
-
-/*
- * The fingerprint of the text columns of a row (see the file header), or
- * false for NULL.
- */
-static bool
-SimhashFingerprintColumns(HeapTuple tuple, TupleDesc desc, const AttrNumber *cols,
-						  int ncols, uint64 *fp)
-{
-	text	   *parts[FUNC_MAX_ARGS];
-	int			nparts = 0;
-	text	   *whole;
-
-	for (int i = 0; i < ncols; i++)
-	{
-		bool		isnull;
-		Datum		d = heap_getattr(tuple, cols[i], desc, &isnull);
-
-		if (!isnull)
-			parts[nparts++] = DatumGetTextPP(d);
-	}
-	if (nparts == 0)
-		return false;
-	if (nparts == 1)
-		whole = parts[0];
-	else
-	{
-		StringInfoData buf;
-
-		initStringInfo(&buf);
-		appendStringInfoSpaces(&buf, VARHDRSZ);
-		for (int i = 0; i < nparts; i++)
-		{
-			if (i > 0)
-				appendStringInfoChar(&buf, '\n');
-			appendBinaryStringInfo(&buf, VARDATA_ANY(parts[i]), VARSIZE_ANY_EXHDR(parts[i]));
-		}
-		whole = (text *) buf.data;
-		SET_VARSIZE(whole, buf.len);
-	}
-	*fp = DatumGetSimhash64(DirectFunctionCall1(simhash_text, PointerGetDatum(whole)));
-	return true;
 }
 
 /*
@@ -114,6 +70,7 @@ simhash_fingerprint_trigger(PG_FUNCTION_ARGS)
 	Datum		value;
 	bool		isnull;
 	int			replace;
+	text	   *whole;
 
 	trigdata = SimhashTriggerData(fcinfo, "simhash_fingerprint_trigger");
 	trigger = trigdata->tg_trigger;
@@ -166,7 +123,10 @@ simhash_fingerprint_trigger(PG_FUNCTION_ARGS)
 	if (!needed)
 		return PointerGetDatum(tuple);
 
-	isnull = !SimhashFingerprintColumns(tuple, desc, cols, ncols, &fp);
+	whole = SimhashJoinTextColumns(tuple, desc, cols, ncols);
+	isnull = (whole == NULL);
+	if (!isnull)
+		fp = DatumGetSimhash64(DirectFunctionCall1(simhash_text, PointerGetDatum(whole)));
 	value = Simhash64GetDatum(fp);
 	replace = fp_attno;
 	return PointerGetDatum(heap_modify_tuple_by_cols(tuple, desc, 1, &replace,

@@ -49,6 +49,7 @@
 #include "executor/executor.h"
 #include "miscadmin.h"
 #include "optimizer/optimizer.h"
+#include "parser/parse_coerce.h"
 #include "rewrite/rewriteHandler.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
@@ -73,25 +74,27 @@ SimhashBadArgument(Trigger *trigger, const char *detail, const char *arg)
 			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 			 errmsg("invalid arguments for near-duplicate trigger \"%s\"", trigger->tgname),
 			 errdetail(detail, arg),
-			 errhint("The arguments are the fingerprint column, k (0 to 64) and 'reject', 'skip' or 'link', then 'scope=column[,column...]', and for link the key and distance columns (or 'link_key=column', 'link_distance=column').")));
+			 errhint("The arguments are the fingerprint column, k (0 to 64, or 'auto' with 'text=column[,column...]') and 'reject', 'skip' or 'link', then 'scope=column[,column...]', and for link the key and distance columns (or 'link_key=column', 'link_distance=column').")));
 }
 
-/* Parse the radius argument: an integer from 0 to 64. */
+/* Parse the radius argument: an integer from 0 to 64, or 'auto'. */
 static int
 SimhashParseRadius(Trigger *trigger, const char *arg)
 {
 	int			k = 0;
 
+	if (pg_strcasecmp(arg, "auto") == 0)
+		return SIMHASH_AUTO_RADIUS;
 	if (arg[0] == '\0')
-		SimhashBadArgument(trigger, "k must be an integer from 0 to 64, not \"%s\".", arg);
+		SimhashBadArgument(trigger, "k must be an integer from 0 to 64 or 'auto', not \"%s\".", arg);
 	for (const char *p = arg; *p; p++)
 	{
 		if (*p < '0' || *p > '9')
-			SimhashBadArgument(trigger, "k must be an integer from 0 to 64, not \"%s\".", arg);
+			SimhashBadArgument(trigger, "k must be an integer from 0 to 64 or 'auto', not \"%s\".", arg);
 		k = Min(k * 10 + (*p - '0'), SIMHASH_BITS + 1);
 	}
 	if (k > SIMHASH_BITS)
-		SimhashBadArgument(trigger, "k must be an integer from 0 to 64, not \"%s\".", arg);
+		SimhashBadArgument(trigger, "k must be an integer from 0 to 64 or 'auto', not \"%s\".", arg);
 	return k;
 }
 
@@ -389,6 +392,29 @@ SimhashNearDupSetup(FunctionCallInfo fcinfo, TriggerData *trigdata)
 			foreach(lc, names)
 				scope_names[n++] = lfirst(lc);
 		}
+		else if (strncmp(arg, "text=", 5) == 0)
+		{
+			List	   *names = NIL;
+			ListCell   *lc;
+			int			n = 0;
+
+			if (!SplitIdentifierString(pstrdup(arg + 5), ',', &names) || names == NIL)
+				SimhashBadArgument(trigger, "Cannot read the text columns of \"%s\".", arg);
+			info->ntext = list_length(names);
+			info->text_attno = palloc(sizeof(AttrNumber) * info->ntext);
+			foreach(lc, names)
+			{
+				AttrNumber	attno = SimhashTriggerColumn(rel, lfirst(lc), "text");
+
+				if (!IsBinaryCoercible(TupleDescAttr(RelationGetDescr(rel), attno - 1)->atttypid,
+									   TEXTOID))
+					ereport(ERROR,
+							(errcode(ERRCODE_DATATYPE_MISMATCH),
+							 errmsg("column \"%s\" of table \"%s\" is not of a text type",
+									(char *) lfirst(lc), RelationGetRelationName(rel))));
+				info->text_attno[n++] = attno;
+			}
+		}
 		else if (strncmp(arg, "link_key=", 9) == 0)
 			key_col = arg + 9;
 		else if (strncmp(arg, "link_distance=", 14) == 0)
@@ -406,6 +432,8 @@ SimhashNearDupSetup(FunctionCallInfo fcinfo, TriggerData *trigdata)
 	}
 	if (info->action != SIMHASH_ACTION_LINK && (key_col != NULL || dist_col != NULL))
 		SimhashBadArgument(trigger, "Link columns are for action link, not %s.", action);
+	if ((info->k == SIMHASH_AUTO_RADIUS) != (info->ntext > 0))
+		SimhashBadArgument(trigger, "k 'auto' takes the radius from the text columns named by 'text=column[,column...]', which go with it only%s.", "");
 
 	SimhashSetupKey(info, rel);
 	if (info->action == SIMHASH_ACTION_LINK)
@@ -533,7 +561,7 @@ SimhashDescribeKey(SimhashNearDupInfo *info, const SimhashNearMatch *m)
  * INSERT ... ON CONFLICT does, fail with a serialization error.
  */
 static void
-SimhashCheckMatchVisible(SimhashNearDupInfo *info, const SimhashNearMatch *m)
+SimhashCheckMatchVisible(SimhashNearDupInfo *info, const SimhashNearMatch *m, int k)
 {
 	Relation	rel;
 	TupleTableSlot *slot;
@@ -552,13 +580,14 @@ SimhashCheckMatchVisible(SimhashNearDupInfo *info, const SimhashNearMatch *m)
 				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
 				 errmsg("could not serialize access due to a concurrent near-duplicate"),
 				 errdetail("A row within %d bits was committed after this transaction's snapshot.",
-						   info->k),
+						   k),
 				 errhint("Retry the transaction.")));
 }
 
 /* Reject the row: a near-duplicate of an existing one. */
 static void
-SimhashRejectRow(SimhashNearDupInfo *info, TriggerData *trigdata, const SimhashNearMatch *m)
+SimhashRejectRow(SimhashNearDupInfo *info, TriggerData *trigdata, const SimhashNearMatch *m,
+				 int k)
 {
 	Relation	rel = trigdata->tg_relation;
 	char	   *key = SimhashDescribeKey(info, m);
@@ -569,10 +598,10 @@ SimhashRejectRow(SimhashNearDupInfo *info, TriggerData *trigdata, const SimhashN
 					RelationGetRelationName(rel)),
 			 key ? errdetail_plural("%s is %d bit away (near-duplicate trigger \"%s\", k = %d).",
 									"%s is %d bits away (near-duplicate trigger \"%s\", k = %d).",
-									m->dist, key, m->dist, trigdata->tg_trigger->tgname, info->k) :
+									m->dist, key, m->dist, trigdata->tg_trigger->tgname, k) :
 			 errdetail_plural("An existing row is %d bit away (near-duplicate trigger \"%s\", k = %d).",
 							  "An existing row is %d bits away (near-duplicate trigger \"%s\", k = %d).",
-							  m->dist, m->dist, trigdata->tg_trigger->tgname, info->k),
+							  m->dist, m->dist, trigdata->tg_trigger->tgname, k),
 			 errhint("To store near-duplicates, use action 'skip' or 'link', a smaller k, or ALTER TABLE ... DISABLE TRIGGER %s.",
 					 quote_identifier(trigdata->tg_trigger->tgname)),
 			 errtableconstraint(rel, trigdata->tg_trigger->tgname)));
@@ -624,6 +653,7 @@ simhash_near_duplicate_trigger(PG_FUNCTION_ARGS)
 	uint64		fp = 0;
 	bool		has_fp;
 	bool		in_scope;
+	int			k;
 
 	has_fp = SimhashRowFingerprint(info, tuple, slot, desc, &fp);
 	in_scope = SimhashRowScope(info, tuple, desc, scope, &scope_hash);
@@ -631,20 +661,29 @@ simhash_near_duplicate_trigger(PG_FUNCTION_ARGS)
 		return PointerGetDatum(tuple);
 
 	memset(&match, 0, sizeof(match));
+	k = info->k;
+	if (has_fp && in_scope && k == SIMHASH_AUTO_RADIUS)
+	{
+		/* simhash_radius() of the text; a text without features matches nothing */
+		text	   *whole = SimhashJoinTextColumns(tuple, desc, info->text_attno, info->ntext);
+
+		k = whole ? SimhashRadiusOfText(PointerGetDatum(whole)) : 0;
+		has_fp = (k > 0);
+	}
 	if (has_fp && in_scope)
 	{
-		SimhashLockNeighbourhood(info->top_relid, scope_hash, fp, info->k);
-		SimhashFindNearDuplicate(info, fp, scope,
+		SimhashLockNeighbourhood(info->top_relid, scope_hash, fp, k);
+		SimhashFindNearDuplicate(info, fp, k, scope,
 								 update ? &trigdata->tg_trigtuple->t_self : NULL, &match);
 		if (match.found)
-			SimhashCheckMatchVisible(info, &match);
+			SimhashCheckMatchVisible(info, &match, k);
 	}
 
 	switch (info->action)
 	{
 		case SIMHASH_ACTION_REJECT:
 			if (match.found)
-				SimhashRejectRow(info, trigdata, &match);
+				SimhashRejectRow(info, trigdata, &match, k);
 			return PointerGetDatum(tuple);
 		case SIMHASH_ACTION_SKIP:
 			return match.found ? PointerGetDatum(NULL) : PointerGetDatum(tuple);

@@ -16,7 +16,9 @@
  */
 #include "postgres.h"
 
+#include "access/htup_details.h"
 #include "commands/trigger.h"
+#include "lib/stringinfo.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 
@@ -76,4 +78,40 @@ SimhashTriggerColumn(Relation rel, const char *colname, const char *what)
 				 errmsg("%s column \"%s\" of table \"%s\" is a system column",
 						what, colname, RelationGetRelationName(rel))));
 	return attno;
+}
+
+/*
+ * The text columns "cols" of a row joined by newlines, NULL ones left out;
+ * NULL when all are NULL.  A newline is a separator, so no feature spans
+ * two columns: this is concat_ws(E'\n', ...) of the columns.
+ */
+text *
+SimhashJoinTextColumns(HeapTuple tuple, TupleDesc desc, const AttrNumber *cols, int ncols)
+{
+	text	   *parts[FUNC_MAX_ARGS];
+	int			nparts = 0;
+	StringInfoData buf;
+
+	for (int i = 0; i < ncols && nparts < FUNC_MAX_ARGS; i++)
+	{
+		bool		isnull;
+		Datum		d = heap_getattr(tuple, cols[i], desc, &isnull);
+
+		if (!isnull)
+			parts[nparts++] = DatumGetTextPP(d);
+	}
+	if (nparts == 0)
+		return NULL;
+	if (nparts == 1)
+		return parts[0];
+	initStringInfo(&buf);
+	appendStringInfoSpaces(&buf, VARHDRSZ);
+	for (int i = 0; i < nparts; i++)
+	{
+		if (i > 0)
+			appendStringInfoChar(&buf, '\n');
+		appendBinaryStringInfo(&buf, VARDATA_ANY(parts[i]), VARSIZE_ANY_EXHDR(parts[i]));
+	}
+	SET_VARSIZE(buf.data, buf.len);
+	return (text *) buf.data;
 }

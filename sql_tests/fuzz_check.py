@@ -74,7 +74,7 @@ RANDOM_KINDS = [
 REQUIRED_PLANS = ["simhash Index Scan", "simhash Bitmap Index Scan", "simhash Index Scan (nearest)",
                   "simhash Index Scan (inner side of a nested loop)", "SimhashJoin",
                   "SimhashJoin in batches", "SimhashJoin under Gather", "Gather"]
-HINT_KEYS = ("kind:", "sp:", "fn:", "form:", "k:", "kf:", "mode:", "arg:", "db:")
+HINT_KEYS = ("kind:", "sp:", "fn:", "form:", "variant:", "k:", "arg:", "db:")
 
 
 class Config:

@@ -144,9 +144,9 @@ def create_databases(admin_pg):
     admin_pg.execute("CREATE ROLE %s LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE" % FUZZ)
     admin_pg.execute("CREATE ROLE %s LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE" % RO)
     admin_pg.execute("CREATE ROLE %s NOLOGIN" % OTHER)
-    admin_pg.execute("CREATE DATABASE %s TEMPLATE template0 ENCODING 'UTF8' LC_COLLATE 'C' LC_CTYPE 'C'" % DB)
-    admin_pg.execute("CREATE DATABASE %s TEMPLATE template0 ENCODING 'LATIN1' LC_COLLATE 'C' LC_CTYPE 'C'" % DB_LATIN1)
-    admin_pg.execute("CREATE DATABASE %s TEMPLATE template0 ENCODING 'SQL_ASCII' LC_COLLATE 'C' LC_CTYPE 'C'" % DB_SQLASCII)
+    for db, encoding in ((DB, "UTF8"), (DB_LATIN1, "LATIN1"), (DB_SQLASCII, "SQL_ASCII")):
+        admin_pg.execute("CREATE DATABASE %s TEMPLATE template0 ENCODING '%s' LC_COLLATE 'C' LC_CTYPE 'C'"
+                         % (db, encoding))
     for role in (FUZZ, RO):
         admin_pg.execute("ALTER ROLE %s SET search_path = fz, fzown, public" % role)
 
@@ -174,7 +174,8 @@ def setup_tables(admin, rng, model):
                      "CREATE TABLE p3 PARTITION OF p FOR VALUES FROM (2000) TO (3001);"
                      "CREATE TABLE pd PARTITION OF p DEFAULT")
         elif name == "s":
-            admin.ok("CREATE TABLE s (id int PRIMARY KEY, fp simhash64, g int, owner name NOT NULL DEFAULT current_user)")
+            admin.ok("CREATE TABLE s (id int PRIMARY KEY, fp simhash64, g int, "
+                     "owner name NOT NULL DEFAULT current_user)")
         elif name == "d":
             admin.ok("CREATE TABLE d (id int PRIMARY KEY, body text, g int, "
                      "fp simhash64 GENERATED ALWAYS AS (simhash(body)) STORED)")

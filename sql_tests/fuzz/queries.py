@@ -192,6 +192,8 @@ class Context:
 
 def difference(got, want):
     """A readable difference of two results."""
+    if isinstance(got, list) and isinstance(want, list) and len(got) == len(want) == 1:
+        return "got %r, expected %r" % (got[0], want[0])
     if isinstance(got, list) and isinstance(want, list):
         gs, ws = set(map(repr, got)), set(map(repr, want))
         extra = [g for g in got if repr(g) not in ws][:10]

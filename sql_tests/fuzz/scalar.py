@@ -424,7 +424,8 @@ def gen_arrays(ctx, rng):
                 expect_error(fz.run("SELECT simhash(%s)::text" % array_sql(f, "text")), ["22004"],
                              "simhash(text[]) with a NULL element")
         else:
-            shape = rng.choice(["'{{a,b},{c,d}}'::text[]", "'[5:6]={a,b}'::text[]", "'[-2147483648:-2147483647]={a,b}'::text[]",
+            shape = rng.choice(["'{{a,b},{c,d}}'::text[]", "'[5:6]={a,b}'::text[]",
+                                "'[-2147483648:-2147483647]={a,b}'::text[]",
                                 "'{}'::text[]", "array_fill('x'::text, ARRAY[0])",
                                 "array_fill('x'::text, ARRAY[2, 2, 2])"])
             wshape = rng.choice(["'{1,1}'::float8[]", "'[3:4]={1,1}'::float8[]", "'{{1,1},{1,1}}'::float8[]",
@@ -451,8 +452,9 @@ def gen_tsvector(ctx, rng):
     def run(ctx):
         fz = ctx.r.s("fuzz")
         tv = "(SELECT %s FROM (SELECT %s::text AS t) s)" % (form, qlit(text))
-        out = fz.run("SELECT simhash(%s)::text, (SELECT array_agg(ARRAY[lexeme, coalesce(array_to_string(positions, ','), ''), "
-                     "coalesce(array_to_string(weights, ','), '')]) FROM unnest(%s))" % (tv, tv))
+        out = fz.run("SELECT simhash(%s)::text, (SELECT array_agg(ARRAY[lexeme, "
+                     "coalesce(array_to_string(positions, ','), ''), coalesce(array_to_string(weights, ','), '')]) "
+                     "FROM unnest(%s))" % (tv, tv))
         rows = need(out, "simhash(tsvector)")
         lexemes = rows[0][1] or []
         classw = {"D": 1.0, "C": 2.0, "B": 4.0, "A": 10.0}
@@ -610,7 +612,8 @@ def gen_copy(ctx, rng):
         out = fz.run("SET enable_seqscan = off")
         out = fz.run("SELECT count(*) FROM fzown.bin x JOIN c ON c.fp <@ x.b")
         crow = ctx.model.visible("c", None)
-        n = sum(1 for _, _, b, _ in rows if b is not None for _, f, _ in crow if f is not None and dist(f, b[0]) <= b[1])
+        n = sum(1 for _, _, b, _ in rows if b is not None
+                for _, f, _ in crow if f is not None and dist(f, b[0]) <= b[1])
         check(need(out, "join on the balls") == [(n,)], "wrong result", "join on copied balls: %r, expected %d"
               % (out.rows, n))
         # and out again: 8 bytes in network order, 12 for a ball

@@ -32,7 +32,7 @@ EXTENSION = simhash
 DATA = src/simhash--0.1.0.sql src/simhash--0.1.0--0.2.0.sql
 PGFILEDESC = "simhash - near-duplicate text detection"
 
-REGRESS = type distance fingerprint index planner join
+REGRESS = type distance fingerprint index planner join upgrade
 REGRESS_OPTS = --inputdir=. --load-extension=simhash
 
 # isolation specs: sql_tests/isolation/specs/*.spec, expected/*.out

@@ -1,14 +1,18 @@
 #!/bin/bash
 # tools/test.sh -- the whole simhash test suite, from a fresh Debian 12 machine.
 #
-# Run as root from anywhere: installs the dependencies, builds the extension
-# with -Werror, installs it, then runs every suite as the postgres user
-# against throw-away clusters (sql_tests/run.sh).  Prints one line per test
-# and a final "N passed, N failed"; exits non-zero if anything failed.
+# Run as root from anywhere: installs the dependencies, builds, installs,
+# tests and purges the Debian package in the system's PostgreSQL
+# (sql_tests/package.sh), builds the extension with -Werror and installs
+# it, validates the PGXN release zip (sql_tests/pgxn.sh), then runs every
+# suite as the postgres user against throw-away clusters (sql_tests/run.sh).
+# Prints one line per test and a final "N passed, N failed"; exits non-zero
+# if anything failed.
 #
 # PG_CONFIG selects the PostgreSQL installation to build, install and test
 # against (default: the system's PostgreSQL 15); a private copy made with
-# tools/dev-pg.sh keeps the system's installation untouched.
+# tools/dev-pg.sh keeps the system's installation untouched, except for the
+# package test, which is about the system's installation.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -20,6 +24,20 @@ fi
 tools/install-deps.sh || { echo "0 passed, 1 failed (dependencies)"; exit 1; }
 export PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
 
+work=$(mktemp -d /tmp/simhash-test.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+pre_results=$work/results.pre
+: >"$pre_results"
+
+# The Debian package, built, installed into the system's PostgreSQL 15,
+# tested and purged -- before "make install" below, which may install into
+# the same system (the package test first removes files of an earlier one).
+# One package test at a time on this machine.
+(
+	flock 9
+	SIMHASH_RESULTS=$pre_results bash sql_tests/package.sh
+) 9>/run/lock/simhash-package-test.lock
+
 echo "== building and installing"
 build_log=$(mktemp /tmp/simhash-build.XXXXXX)
 if ! { make -s clean && make -s all && make -s install; } >"$build_log" 2>&1; then
@@ -28,12 +46,15 @@ if ! { make -s clean && make -s all && make -s install; } >"$build_log" 2>&1; th
 	exit 1
 fi
 
+# The PGXN release zip: unpacked, built, installed (over the files just
+# installed, from the same sources) and passing installcheck.
+SIMHASH_RESULTS=$pre_results bash sql_tests/pgxn.sh
+
 # PostgreSQL refuses to run as root: test from a copy the postgres user owns
-work=$(mktemp -d /tmp/simhash-test.XXXXXX)
-trap 'rm -rf "$work"' EXIT
 cp -a . "$work/tree"
 chown -R postgres: "$work"
-runuser -u postgres -- env PG_CONFIG="$PG_CONFIG" bash "$work/tree/sql_tests/run.sh"
+runuser -u postgres -- env PG_CONFIG="$PG_CONFIG" SIMHASH_PRE_RESULTS="$pre_results" \
+	bash "$work/tree/sql_tests/run.sh"
 status=$?
 if [ $status -ne 0 ] && [ -d "$work/tree/results" ]; then
 	mkdir -p results

@@ -11,6 +11,9 @@
 -- A database of its own: CREATE EXTENSION ... VERSION '0.1.0' needs one
 -- without simhash, and the other suites' objects stay where they are.
 SELECT current_database() AS regress_db \gset
+SET client_min_messages = warning;
+DROP DATABASE IF EXISTS simhash_upgrade;  -- left by an interrupted run
+RESET client_min_messages;
 CREATE DATABASE simhash_upgrade TEMPLATE template0;
 \c simhash_upgrade
 

@@ -23,14 +23,7 @@ doc=/usr/share/doc/$pkg
 # lintian warnings accepted (README.md, "Packaging", says why)
 lintian_accepted='initial-upload-closes-no-bugs'
 
-record() {						# record NAME ok|fail (and the seconds it took)
-	local result=FAIL
-	[ "$2" = ok ] && result=PASS
-	echo "$result package/$1" >>"$SIMHASH_RESULTS"
-	echo "$result package/$1 ($((SECONDS - step_start)) s)"
-	step_start=$SECONDS
-}
-step_start=$SECONDS
+. sql_tests/record.sh
 
 apt_get() {
 	DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 -y -q "$@"
@@ -56,10 +49,10 @@ meta_version=$(python3 -c 'import json; print(json.load(open("META.json"))["vers
 deb_version=$(dpkg-parsechangelog -S Version)
 control_version=$(sed -nE "s/^default_version *= *'([^']+)'.*/\1/p" simhash.control)
 if [ "${deb_version%-*}" = "$meta_version" ] && [ "$control_version" = "$meta_version" ]; then
-	record versions ok
+	record package/versions ok
 else
 	echo "debian/changelog $deb_version, META.json $meta_version, simhash.control $control_version"
-	record versions fail
+	record package/versions fail
 fi
 
 # Start clean: no package left by an interrupted run, and no files of an
@@ -79,19 +72,19 @@ done
 echo "== Debian package: build, install, smoke test"
 if DEB_BUILD_OPTIONS=nocheck bash tools/build-deb.sh "$work" >"$work/build.log" 2>&1 &&
 	deb=$(ls "$work"/"$pkg"_*.deb) && [ -f "$deb" ]; then
-	record build ok
+	record package/build ok
 else
 	tail -40 "$work/build.log"
-	record build fail
+	record package/build fail
 	exit 0
 fi
 
 if apt_get install --no-install-recommends "$deb" >"$work/install.log" 2>&1 &&
 	[ "$(package_status)" = installed ]; then
-	record install ok
+	record package/install ok
 else
 	cat "$work/install.log"
-	record install fail
+	record package/install fail
 	exit 0
 fi
 
@@ -115,10 +108,10 @@ dpkg -L "$pkg" | while read -r f; do [ -d "$f" ] || echo "$f"; done | sort >"$wo
 missing=$(for s in src/simhash--*.sql; do
 	grep -qx "$pgext/$(basename "$s")" "$work/files" || echo "$s"; done)
 if diff -u "$work/expected-files" "$work/files" && [ -z "$missing" ]; then
-	record files ok
+	record package/files ok
 else
 	echo "scripts not in the package: ${missing:-none}"
-	record files fail
+	record package/files fail
 fi
 
 # CREATE EXTENSION in a throw-away cluster of the system's server, and a
@@ -150,10 +143,10 @@ smoke=$(runuser -u postgres -- env PG_CONFIG="$pgbin/pg_config" bash -c '
 	cluster_stop "$1/pg/cluster"
 	exit $status' _ "$work" 2>&1)
 if [ "$smoke" = "$(printf '%s\n' "$meta_version" 1,2 'index checked')" ]; then
-	record smoke ok
+	record package/smoke ok
 else
 	echo "$smoke"
-	record smoke fail
+	record package/smoke fail
 fi
 
 # The package's autopkgtest, debian/tests/installcheck, run as autopkgtest
@@ -161,10 +154,10 @@ fi
 echo "== Debian package: autopkgtest (the regression suite against the installed package)"
 bash tools/copy-tree.sh "$work/source"
 if (cd "$work/source" && debian/tests/installcheck) >"$work/autopkgtest.log" 2>&1; then
-	record autopkgtest ok
+	record package/autopkgtest ok
 else
 	tail -80 "$work/autopkgtest.log"
-	record autopkgtest fail
+	record package/autopkgtest fail
 fi
 
 # lintian: no errors, no warnings but the accepted ones.  (It advises
@@ -175,9 +168,9 @@ lintian_status=$?				# 0, or 1 with errors; more: lintian failed
 if [ $lintian_status -gt 1 ] || grep -E '^[EW]: ' "$work/lintian.log" |
 	grep -vE "^W: [^ ]+ ($lintian_accepted)( |$)" | grep -q .; then
 	cat "$work/lintian.log"
-	record lintian fail
+	record package/lintian fail
 else
-	record lintian ok
+	record package/lintian ok
 fi
 
 # Purge: the package is gone, with every file it had, and nothing of
@@ -186,10 +179,10 @@ apt_get purge "$pkg" >"$work/purge.log" 2>&1
 left=$(simhash_files; while read -r f; do [ ! -e "$f" ] || echo "$f"; done <"$work/files")
 status=$(package_status)
 if [ -z "$left" ] && { [ -z "$status" ] || [ "$status" = not-installed ]; }; then
-	record purge ok
+	record package/purge ok
 else
 	cat "$work/purge.log"
 	echo "package status: ${status:-none}; left behind: ${left:-nothing}"
-	record purge fail
+	record package/purge fail
 fi
 exit 0

@@ -63,6 +63,10 @@ BEGIN
 			obj.classid::regclass) USING obj.objid, obj.classid
 		LOOP
 			CONTINUE WHEN col.key = 'oid';
+			-- the storage of a relation is no part of its definition
+			CONTINUE WHEN obj.classid = 'pg_class'::regclass AND col.key IN
+				('relfilenode', 'relpages', 'reltuples', 'relallvisible',
+				 'relfrozenxid', 'relminmxid');
 			rendered := col.value;
 			SELECT pktable INTO fk FROM upgrade_oid_columns
 				WHERE fktable = obj.classid::regclass AND fkcol = col.key;
@@ -91,6 +95,20 @@ BEGIN
 			END IF;
 		ELSIF obj.classid = 'pg_constraint'::regclass THEN
 			RETURN NEXT format('  %s definition: %s', obj.name, pg_get_constraintdef(obj.objid));
+		ELSIF obj.classid = 'pg_class'::regclass THEN
+			-- a table, view, sequence or index of the extension: its columns
+			-- and its definition
+			RETURN QUERY SELECT format('  %s column %s %s%s%s', obj.name, a.attname,
+					format_type(a.atttypid, a.atttypmod),
+					CASE WHEN a.attnotnull THEN ' NOT NULL' ELSE '' END,
+					' DEFAULT ' || pg_get_expr(d.adbin, d.adrelid))
+				FROM pg_attribute a LEFT JOIN pg_attrdef d
+					ON d.adrelid = a.attrelid AND d.adnum = a.attnum
+				WHERE a.attrelid = obj.objid AND a.attnum > 0 AND NOT a.attisdropped;
+			RETURN NEXT format('  %s definition: %s', obj.name,
+				(SELECT CASE WHEN relkind = 'i' THEN pg_get_indexdef(oid)
+					WHEN relkind IN ('v', 'm') THEN pg_get_viewdef(oid) END
+				 FROM pg_class WHERE oid = obj.objid));
 		END IF;
 	END LOOP;
 
@@ -208,12 +226,15 @@ SELECT radius_cases, radius_rows > radius_cases AS finds_rows, radius_difference
 	nearest_differences FROM upgrade_index_differences();
 
 -- The updated extension has exactly the objects of a fresh installation.
-CREATE TABLE updated_catalog AS SELECT upgrade_catalog_lines() AS line;
+-- (a toast table is named after the OID of its table)
+CREATE TABLE updated_catalog AS
+SELECT regexp_replace(upgrade_catalog_lines(), 'pg_toast_[0-9]+', 'pg_toast_N', 'g') AS line;
 SET client_min_messages = warning;
 DROP EXTENSION simhash CASCADE;
 RESET client_min_messages;
 CREATE EXTENSION simhash;
-CREATE TABLE fresh_catalog AS SELECT upgrade_catalog_lines() AS line;
+CREATE TABLE fresh_catalog AS
+SELECT regexp_replace(upgrade_catalog_lines(), 'pg_toast_[0-9]+', 'pg_toast_N', 'g') AS line;
 SELECT count(*) > 500 AS catalog_described FROM fresh_catalog;
 -- lines of one and not the other (none)
 (SELECT 'only after update' AS installation, line FROM updated_catalog

@@ -7,3 +7,26 @@
 -- contrib modules do, so a fresh installation and an updated one are the
 -- same by construction.  Objects new in 0.2.0, and changes to 0.1.0's, go
 -- here, grouped by subject.
+
+------------------------------------------------------------------------------
+-- Blocks: the four 16-bit blocks of a fingerprint, as join keys
+------------------------------------------------------------------------------
+
+-- Two fingerprints within distance 3 have an equal block, so stored block
+-- columns let engines that cannot run the band join (a repartition join in
+-- Citus, a partitionwise join over postgres_fdw shards) find near-duplicate
+-- pairs by equality on (block number, block) plus the distance filter.
+-- simhash_block() errors for a block number outside 0..3, and a function
+-- whose errors depend on its arguments is not leakproof (CREATE FUNCTION's
+-- rule); simhash_blocks() cannot fail, and is.
+CREATE FUNCTION simhash_block(simhash64, int4) RETURNS int4
+	AS 'MODULE_PATHNAME', 'simhash64_block'
+	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash_block(simhash64, int4) IS
+	'block i (0 to 3, 0 = the most significant 16 bits, as the index''s band i) of a fingerprint, 0 to 65535';
+
+CREATE FUNCTION simhash_blocks(simhash64) RETURNS int4[]
+	AS 'MODULE_PATHNAME', 'simhash64_blocks'
+	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION simhash_blocks(simhash64) IS
+	'the four blocks of a fingerprint, most significant first: simhash_blocks(fp)[i + 1] = simhash_block(fp, i)';

@@ -81,10 +81,28 @@ FROM (SELECT a,
                         # (1::bigint << (32 + (b::bigint >> 8 & 15))::int)
                         # (1::bigint << (48 + (b::bigint >> 12 & 15))::int))::simhash64 AS x4
       FROM pairs) s;
+-- the first shared block: its value, most significant first; NULL if none
+SELECT simhash_shared_block('0123456789abcdef', '0123456789abcdef') AS equal,
+       simhash_shared_block('0123456789abcdef', 'f123456789abcdef') AS from_block_1,
+       simhash_shared_block('0123456789abcdef', 'f123f567f9abcdef') AS from_block_3,
+       simhash_shared_block('ffff00000000ffff', 'ffffffffffff0000') AS all_ones_block_0,
+       simhash_shared_block('0123456789abcdef', 'fedcba9876543210') IS NULL AS none,
+       simhash_shared_block(NULL, '0123456789abcdef') IS NULL AS null_arg;
+-- it is the first block equal_block() finds, and exists within 3 bits
+SELECT count(*) FILTER (WHERE a <-> x3 <= 3 AND simhash_shared_block(a, x3) IS NULL) AS within_3_without_shared,
+       count(*) FILTER (WHERE simhash_shared_block(a, x3) IS DISTINCT FROM
+                              (SELECT simhash_block(a, i) FROM generate_series(0, 3) i
+                               WHERE simhash_block(a, i) = simhash_block(x3, i) ORDER BY i LIMIT 1)) AS disagrees,
+       count(*) FILTER (WHERE (simhash_shared_block(a, b) IS NULL) = equal_block(a, b)) AS null_iff_none_shared,
+       count(*) FILTER (WHERE simhash_shared_block(a, x3) <> simhash_shared_block(x3, a)) AS asymmetric
+FROM (SELECT a, b,
+             (a::bigint # (1::bigint << (b::bigint & 63)::int) # (1::bigint << (b::bigint >> 6 & 63)::int)
+                        # (1::bigint << (b::bigint >> 12 & 63)::int))::simhash64 AS x3
+      FROM pairs) s;
 DROP FUNCTION equal_block(simhash64, simhash64);
 -- the properties the planner and Citus rely on
 SELECT p.proname, p.provolatile, p.proisstrict, p.proparallel, p.proleakproof
-FROM pg_proc p WHERE p.proname IN ('simhash_block', 'simhash_blocks') ORDER BY 1;
+FROM pg_proc p WHERE p.proname IN ('simhash_block', 'simhash_blocks', 'simhash_shared_block') ORDER BY 1;
 
 DROP TABLE pairs;
 DROP FUNCTION random_fp();

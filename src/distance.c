@@ -23,6 +23,7 @@ PG_FUNCTION_INFO_V1(simhash64_similarity);
 PG_FUNCTION_INFO_V1(simhash64_within);
 PG_FUNCTION_INFO_V1(simhash64_block);
 PG_FUNCTION_INFO_V1(simhash64_blocks);
+PG_FUNCTION_INFO_V1(simhash64_shared_block);
 
 /*
  * hamming(simhash64, simhash64) -> int4, also the operator <->
@@ -101,4 +102,24 @@ simhash64_blocks(PG_FUNCTION_ARGS)
 		elems[i] = Int32GetDatum((int32) SimhashBlock(fp, i));
 	PG_RETURN_ARRAYTYPE_P(construct_array(elems, SIMHASH_BLOCKS, INT4OID,
 										  sizeof(int32), true, TYPALIGN_INT));
+}
+
+/*
+ * simhash_shared_block(simhash64, simhash64) -> int4
+ *		The first block, most significant first, that two fingerprints have in
+ *		common (its value, 0..65535), or NULL if they share none.  Fingerprints
+ *		within 3 always share one, and this one decides which group of a
+ *		sharded table reports the pair, so that each pair is reported once.
+ *		Cannot fail, hence leakproof.
+ */
+Datum
+simhash64_shared_block(PG_FUNCTION_ARGS)
+{
+	uint64		a = PG_GETARG_SIMHASH64(0);
+	uint64		b = PG_GETARG_SIMHASH64(1);
+
+	for (int i = 0; i < SIMHASH_BLOCKS; i++)
+		if (SimhashBlock(a, i) == SimhashBlock(b, i))
+			PG_RETURN_INT32((int32) SimhashBlock(a, i));
+	PG_RETURN_NULL();
 }

@@ -15,14 +15,16 @@
 #      single server's rows;
 #   4. all pairs within 3 (count(*) of the pair query, so the pairs reach
 #      the coordinator but no client): the single server's self-join; the
-#      block recipe (one join per shard); the same with the shards' band
-#      join turned off (a hash join on the block); and the naive self-join
-#      of the partitioned table on the coordinator, which fetches every row.
+#      README's recipe (each row copied to the shard of each of its blocks,
+#      each shard pairing its copies); the naive self-join of the partitioned
+#      table on the coordinator, which fetches every row; with BLOCKS=1 also
+#      the earlier design, a table of one row per block joined on the block
+#      (one round: it is slow).
 #
 # Run as a non-root user that can run PostgreSQL (tools/test.sh's postgres
 # user), with PG_CONFIG naming the installation that has simhash installed.
-# Knobs: NROWS (2000000), T (15), ROUNDS (2), KEEP=1 (leave the servers
-# running and print how to reach them).
+# Knobs: NROWS (2000000), T (15), ROUNDS (2), BLOCKS=1, KEEP=1 (leave the
+# servers running and print how to reach them).
 # Results: printed, and bench/data/scaleout/results.txt.
 set -euo pipefail
 
@@ -33,6 +35,7 @@ mkdir -p "$out"
 NROWS=${NROWS:-2000000}
 T=${T:-15}
 ROUNDS=${ROUNDS:-2}
+BLOCKS=${BLOCKS:-0}
 . "$root/tools/cluster.sh"
 
 work=$(mktemp -d /tmp/simhash-scaleout.XXXXXX)
@@ -75,7 +78,7 @@ result cpus "$(nproc)"
 
 echo "== setup: $NROWS rows"
 for i in 0 1; do on shard$i -v i=$i -f "$here/shard.sql"; done
-on coord -v nrows="$NROWS" \
+on coord -v nrows="$NROWS" -v blocks="$BLOCKS" \
 	-v shard0_host="${host[shard0]}" -v shard0_port="${port[shard0]}" \
 	-v shard1_host="${host[shard1]}" -v shard1_port="${port[shard1]}" \
 	-f "$here/setup.sql" >"$out/setup.log"
@@ -89,8 +92,9 @@ done
 wait
 result build_simhash_indexes_both_shards_at_once_ms "$(echo "($(date +%s.%N) - $start) * 1000" | bc)"
 for i in 0 1; do on shard$i -c "VACUUM ANALYZE"; done
-on coord -c "ANALYZE docs" -c "ANALYZE doc_blocks"
+on coord -c "ANALYZE docs"
 result shard_rows "$(on coord -tAc "SELECT string_agg(n::text, ' ') FROM (SELECT count(*) n FROM docs_p0 UNION ALL SELECT count(*) FROM docs_p1) s")"
+result shard_copies "$(on coord -tAc "SELECT string_agg(n::text, ' ') FROM (SELECT count(*) n FROM doc_copies_p0 UNION ALL SELECT count(*) FROM doc_copies_p1) s")"
 
 echo "== radius 3 and 10 nearest: the sharded forms return the single server's rows"
 check=$(on coord -tA <<'SQL'
@@ -151,31 +155,28 @@ done
 
 echo "== all pairs within 3"
 pairs_single='SELECT a.id, b.id FROM sc_local a JOIN sc_local b ON a.fp <-> b.fp <= 3 AND a.id < b.id'
+pairs_naive='SELECT a.id, b.id FROM docs a JOIN docs b ON a.fp <-> b.fp <= 3 AND a.id < b.id'
 pairs_blocks='SELECT a.id AS id1, b.id AS id2, a.fp <-> b.fp AS distance
 FROM doc_blocks a JOIN doc_blocks b ON a.block = b.block AND a.key = b.key
 WHERE a.id < b.id AND a.fp <-> b.fp <= 3
   AND (a.block < 1 OR simhash_block(a.fp, 0) <> simhash_block(b.fp, 0))
   AND (a.block < 2 OR simhash_block(a.fp, 1) <> simhash_block(b.fp, 1))
   AND (a.block < 3 OR simhash_block(a.fp, 2) <> simhash_block(b.fp, 2))'
-pairs_naive='SELECT a.id, b.id FROM docs a JOIN docs b ON a.fp <-> b.fp <= 3 AND a.id < b.id'
-result pairs_single_count "$(on coord -tAc "SELECT count(*) FROM ($pairs_single) s")"
-result pairs_blocks_count "$(on coord -tAc "SET enable_partitionwise_join = on; SELECT count(*) FROM ($pairs_blocks) s")"
-on coord -c "SET enable_partitionwise_join = on" -c "EXPLAIN (VERBOSE, COSTS OFF) $pairs_blocks" >"$out/pairs_blocks.plan"
-for i in 0 1; do
-	on shard$i -c "EXPLAIN SELECT * FROM doc_blocks_p$i a JOIN doc_blocks_p$i b ON a.block = b.block AND a.key = b.key
-		WHERE a.id < b.id AND a.fp <-> b.fp <= 3" >"$out/shard${i}_pairs.plan"
-done
+digest="SELECT count(*) || ' ' || md5(string_agg(id1 || '-' || id2, ',' ORDER BY id1, id2)) FROM"
+result pairs_single "$(on coord -tAc "$digest (SELECT a.id id1, b.id id2 FROM sc_local a JOIN sc_local b ON a.fp <-> b.fp <= 3 AND a.id < b.id) s")"
+result pairs_sharded "$(on coord -tAc "$digest doc_pairs")"
+on coord -c "EXPLAIN (VERBOSE, COSTS OFF) SELECT * FROM doc_pairs" >"$out/pairs_sharded.plan"
+on shard0 -c "EXPLAIN DECLARE c CURSOR FOR SELECT * FROM doc_pairs_p0" >"$out/shard0_pairs.plan"
 for round in $(seq 1 "$ROUNDS"); do
 	result "pairs_single_server_ms_round$round" "$(timed coord "SELECT count(*) FROM ($pairs_single) s")"
-	result "pairs_sharded_blocks_ms_round$round" \
-		"$(timed coord "SET enable_partitionwise_join = on; SELECT count(*) FROM ($pairs_blocks) s")"
-	on coord -c "ALTER SERVER shard0 OPTIONS (ADD options '-c simhash.enable_join=off')" \
-		-c "ALTER SERVER shard1 OPTIONS (ADD options '-c simhash.enable_join=off')"
-	result "pairs_sharded_blocks_hashjoin_ms_round$round" \
-		"$(timed coord "SET enable_partitionwise_join = on; SELECT count(*) FROM ($pairs_blocks) s")"
-	on coord -c "ALTER SERVER shard0 OPTIONS (DROP options)" -c "ALTER SERVER shard1 OPTIONS (DROP options)"
+	result "pairs_sharded_copies_ms_round$round" "$(timed coord "SELECT count(*) FROM doc_pairs")"
 done
-result pairs_naive_count "$(on coord -tAc "SELECT count(*) FROM ($pairs_naive) s")"
 result pairs_naive_coordinator_join_ms "$(timed coord "SELECT count(*) FROM ($pairs_naive) s")"
 on coord -c "EXPLAIN (VERBOSE, COSTS OFF) $pairs_naive" >"$out/pairs_naive.plan"
+if [ "$BLOCKS" = 1 ]; then
+	on coord -c "ANALYZE doc_blocks"
+	result pairs_block_table "$(on coord -tAc "SET enable_partitionwise_join = on; $digest ($pairs_blocks) s")"
+	result pairs_block_table_join_on_shards_ms \
+		"$(timed coord "SET enable_partitionwise_join = on; SELECT count(*) FROM ($pairs_blocks) s")"
+fi
 echo "results in $out/results.txt"

@@ -1,11 +1,14 @@
 -- bench/scaleout/setup.sql -- the rows of the scale-out benchmark, on the
--- coordinator (psql variables: nrows, shard0_host, shard0_port, shard1_host,
+-- coordinator (psql variables: nrows, blocks (0 or 1), shard0_host, shard0_port, shard1_host,
 -- shard1_port; the shards already hold empty docs_p<i> and doc_blocks_p<i>).
 --   sc_local    the single server: nrows rows, simhash index
 --   docs        the same rows, hash-partitioned by id over two postgres_fdw
 --               shards (docs_p0, docs_p1), a simhash index on each shard
---   doc_blocks  (block number, block, id, fp) of every row, partitioned by
---               the block over the same shards (the pairs recipe)
+--   doc_copies  (shard, id, fp): each row copied to the shard of each of its
+--               blocks (block % 2), the README's pairs recipe; doc_pairs reads
+--               each shard's pairs view
+--   doc_blocks  (block number, block, id, fp) of every row, partitioned by the
+--               block: the earlier design, a join on the block (BLOCKS=1)
 --   queries     1,000 query fingerprints: rows of the table with 2 bits flipped
 -- Rows: clusters of 9 near-copies (0-3 bits flipped off a random centre, so
 -- copies are 0-6 bits apart) making up 90 % of the rows, and random rows.
@@ -58,6 +61,12 @@ CREATE USER MAPPING FOR CURRENT_USER SERVER shard1;
 CREATE TABLE docs (id int8 NOT NULL, fp simhash64 NOT NULL) PARTITION BY HASH (id);
 CREATE FOREIGN TABLE docs_p0 PARTITION OF docs FOR VALUES WITH (MODULUS 2, REMAINDER 0) SERVER shard0;
 CREATE FOREIGN TABLE docs_p1 PARTITION OF docs FOR VALUES WITH (MODULUS 2, REMAINDER 1) SERVER shard1;
+CREATE TABLE doc_copies (grp int4 NOT NULL, id int8 NOT NULL, fp simhash64 NOT NULL) PARTITION BY LIST (grp);
+CREATE FOREIGN TABLE doc_copies_p0 PARTITION OF doc_copies FOR VALUES IN (0) SERVER shard0;
+CREATE FOREIGN TABLE doc_copies_p1 PARTITION OF doc_copies FOR VALUES IN (1) SERVER shard1;
+CREATE FOREIGN TABLE doc_pairs_p0 (id1 int8, id2 int8, distance int4) SERVER shard0;
+CREATE FOREIGN TABLE doc_pairs_p1 (id1 int8, id2 int8, distance int4) SERVER shard1;
+CREATE VIEW doc_pairs AS SELECT * FROM doc_pairs_p0 UNION ALL SELECT * FROM doc_pairs_p1;
 CREATE TABLE doc_blocks (block int4 NOT NULL, key int4 NOT NULL, id int8 NOT NULL, fp simhash64 NOT NULL)
 	PARTITION BY HASH (key);
 CREATE FOREIGN TABLE doc_blocks_p0 PARTITION OF doc_blocks FOR VALUES WITH (MODULUS 2, REMAINDER 0)
@@ -68,6 +77,12 @@ CREATE FOREIGN TABLE doc_blocks_p1 PARTITION OF doc_blocks FOR VALUES WITH (MODU
 \timing on
 \echo load_docs_through_coordinator
 INSERT INTO docs SELECT id, fp FROM sc_local;
+\echo load_doc_copies_through_coordinator
+INSERT INTO doc_copies SELECT DISTINCT k % 2, id, fp FROM sc_local, unnest(simhash_blocks(fp)) k;
+\timing off
+\if :blocks
+\timing on
 \echo load_doc_blocks_through_coordinator
 INSERT INTO doc_blocks SELECT b, simhash_block(fp, b), id, fp FROM sc_local, generate_series(0, 3) b;
 \timing off
+\endif

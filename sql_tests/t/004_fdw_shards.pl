@@ -12,9 +12,9 @@
 #   plans, and return the single server's rows;
 # - nearest neighbours: the partitioned table's ORDER BY ... LIMIT (no
 #   per-shard LIMIT in PostgreSQL 15) and the per-shard LIMIT form;
-# - all near-duplicate pairs through the block table recipe: one join per
-#   shard, pushed down, nothing but the pairs coming back, kept up to date
-#   by a trigger;
+# - all near-duplicate pairs: documents copied to the shard of each of
+#   their blocks, each shard pairing its copies with the band join, only the
+#   pairs coming back, kept up to date by a trigger;
 # - an insert-time near-duplicate check on the coordinator sees rows of
 #   both shards, and serialises near-copies with block-key locks: without
 #   them two concurrent near-copies routed to different shards both commit.
@@ -47,7 +47,7 @@ for my $i (0, 1)
 	$shard->init;
 	$shard->append_conf('postgresql.conf', $conf);
 	$shard->start;
-	# the shard's partitions: the documents, and their blocks (see below)
+	# the shard's partitions: the documents, and the copies it pairs (see below)
 	$shard->safe_psql(
 		'postgres', qq{
 CREATE EXTENSION simhash;
@@ -56,12 +56,14 @@ CREATE TABLE docs_p$i (
 	body text NOT NULL,
 	fp simhash64 GENERATED ALWAYS AS (simhash(body)) STORED);
 CREATE INDEX docs_p${i}_fp ON docs_p$i USING simhash (fp);
-CREATE TABLE doc_blocks_p$i (
-	block int4 NOT NULL,
-	key int4 NOT NULL,
-	id int8 NOT NULL,
+CREATE TABLE doc_copies_p$i (
+	grp int4 NOT NULL,
+	id int8 PRIMARY KEY,
 	fp simhash64 NOT NULL);
-CREATE INDEX ON doc_blocks_p$i (id);
+CREATE VIEW doc_pairs_p$i AS
+SELECT a.id AS id1, b.id AS id2, a.fp <-> b.fp AS distance
+FROM doc_copies_p$i a JOIN doc_copies_p$i b ON a.fp <-> b.fp <= 3 AND a.id < b.id
+WHERE simhash_shared_block(a.fp, b.fp) % 2 = $i;
 });
 	push @shards, $shard;
 }
@@ -83,9 +85,9 @@ CREATE SERVER shard$i FOREIGN DATA WRAPPER postgres_fdw
 CREATE USER MAPPING FOR CURRENT_USER SERVER shard$i;
 CREATE FOREIGN TABLE docs_p$i PARTITION OF docs
 	FOR VALUES WITH (MODULUS 2, REMAINDER $i) SERVER shard$i;
-CREATE FOREIGN TABLE doc_blocks_p$i PARTITION OF doc_blocks
-	FOR VALUES WITH (MODULUS 2, REMAINDER $i) SERVER shard$i
-	OPTIONS (use_remote_estimate 'true');
+CREATE FOREIGN TABLE doc_copies_p$i PARTITION OF doc_copies
+	FOR VALUES IN ($i) SERVER shard$i;
+CREATE FOREIGN TABLE doc_pairs_p$i (id1 int8, id2 int8, distance int4) SERVER shard$i;
 };
 }
 
@@ -106,13 +108,13 @@ CREATE TABLE docs (
 	body text NOT NULL,
 	fp simhash64 GENERATED ALWAYS AS (simhash(body)) STORED)
 	PARTITION BY HASH (id);
-CREATE TABLE doc_blocks (
-	block int4 NOT NULL,
-	key int4 NOT NULL,
+CREATE TABLE doc_copies (
+	grp int4 NOT NULL,
 	id int8 NOT NULL,
 	fp simhash64 NOT NULL)
-	PARTITION BY HASH (key);
+	PARTITION BY LIST (grp);
 $servers
+CREATE VIEW doc_pairs AS SELECT * FROM doc_pairs_p0 UNION ALL SELECT * FROM doc_pairs_p1;
 -- the single-server reference: the same rows in one table
 CREATE TABLE docs_local (
 	id int8 PRIMARY KEY,
@@ -121,10 +123,9 @@ CREATE TABLE docs_local (
 INSERT INTO docs_local (id, body) SELECT i, body_of(i) FROM generate_series(1, $ndocs) i;
 CREATE INDEX docs_local_fp ON docs_local USING simhash (fp);
 INSERT INTO docs (id, body) SELECT id, body FROM docs_local;
-INSERT INTO doc_blocks SELECT b, simhash_block(fp, b), id, fp FROM docs, generate_series(0, 3) b;
+INSERT INTO doc_copies SELECT DISTINCT k % 2, id, fp FROM docs, unnest(simhash_blocks(fp)) k;
 ANALYZE docs_local;
 ANALYZE docs;
-ANALYZE doc_blocks;
 });
 $_->safe_psql('postgres', 'ANALYZE') for @shards;
 is( $coord->safe_psql('postgres',
@@ -290,55 +291,49 @@ is( $coord->safe_psql('postgres',
 	'10', 'nearest neighbours, per-shard form: every row has the distance reported');
 
 # ------------------------------------------------------------------------
-# All near-duplicate pairs: the block table
+# All near-duplicate pairs: copies grouped by block
 # ------------------------------------------------------------------------
 
-# Two fingerprints within 3 share a block; doc_blocks holds (block number,
-# block, id, fp) for the four blocks of each document, partitioned by the
-# block, so rows sharing a block are on the same shard and each shard joins
-# its own rows.  A pair is reported from the first block it shares only.
-my $pairs_sql = q{
-SELECT a.id AS id1, b.id AS id2, a.fp <-> b.fp AS distance
-FROM doc_blocks a JOIN doc_blocks b ON a.block = b.block AND a.key = b.key
-WHERE a.id < b.id AND a.fp <-> b.fp <= 3
-  AND (a.block < 1 OR simhash_block(a.fp, 0) <> simhash_block(b.fp, 0))
-  AND (a.block < 2 OR simhash_block(a.fp, 1) <> simhash_block(b.fp, 1))
-  AND (a.block < 3 OR simhash_block(a.fp, 2) <> simhash_block(b.fp, 2))};
+# Two fingerprints within 3 share a block.  Each document is copied to the
+# shard of each of its blocks (block % 2), so a pair is on the shard of
+# every block it shares; each shard's view doc_pairs_p<i> pairs its copies
+# with the band join and keeps the pairs whose first shared block is its
+# own, so that every pair is reported once, and only pairs travel.
 my $pairs_single = q{
 SELECT a.id AS id1, b.id AS id2, a.fp <-> b.fp AS distance
 FROM docs_local a JOIN docs_local b ON a.fp <-> b.fp <= 3 AND a.id < b.id};
 my $digest = q{SELECT count(*) || ' ' || md5(string_agg(id1 || '-' || id2 || ':' || distance, ',' ORDER BY id1, id2)) FROM };
 
-$plan = $coord->safe_psql('postgres', "SET enable_partitionwise_join = on; EXPLAIN (VERBOSE, COSTS OFF) $pairs_sql");
+$plan = $coord->safe_psql('postgres', 'EXPLAIN (VERBOSE, COSTS OFF) SELECT * FROM doc_pairs');
 @remote = remote_sql($plan);
-is(scalar(@remote), 2, 'pairs: one remote query per shard');
-like($_, qr/^SELECT .* FROM \(public\.doc_blocks_p\d \S+ INNER JOIN public\.doc_blocks_p\d \S+ ON .*OPERATOR\(public\.<->\).*<= 3/,
-	'pairs: the join runs on the shard') for @remote;
+is_deeply(\@remote, [ map { "SELECT id1, id2, distance FROM public.doc_pairs_p$_" } (0, 1) ],
+	'pairs: each shard is asked for its pairs');
 is(count_of($plan, 'Async Foreign Scan'), 2, 'pairs: the shards run concurrently');
 (my $nodes = $plan) =~ s/^\s*(Remote SQL|Relations|Output):.*$//mg;
 unlike($nodes, qr/Join|Hash|Nested Loop|Merge/i, 'pairs: no join on the coordinator');
+like(shard_cursor_plan($_, $remote[$_]), qr/Custom Scan \(SimhashJoin\)/,
+	"pairs: shard $_ pairs its copies with the band join, as a cursor") for (0, 1);
 
 my $want = $coord->safe_psql('postgres', "$digest ($pairs_single) s");
 like($want, qr/^[1-9]\d{3,} /, "pairs: the single server has thousands ($want)");
-is($coord->safe_psql('postgres', "SET enable_partitionwise_join = on; $digest ($pairs_sql) s"),
-	$want, 'pairs: the shards find exactly the single server\'s pairs');
+is($coord->safe_psql('postgres', "$digest doc_pairs"),
+	$want, 'pairs: the shards report exactly the single server\'s pairs, each once');
 
 # kept up to date by a trigger on the coordinator's docs
 $coord->safe_psql(
 	'postgres', q{
-CREATE FUNCTION doc_blocks_sync() RETURNS trigger LANGUAGE plpgsql AS $$
+CREATE FUNCTION doc_copies_sync() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
 	IF TG_OP <> 'INSERT' THEN
-		DELETE FROM doc_blocks WHERE id = OLD.id;
+		DELETE FROM doc_copies WHERE id = OLD.id;
 	END IF;
 	IF TG_OP <> 'DELETE' THEN
-		INSERT INTO doc_blocks SELECT b, simhash_block(NEW.fp, b), NEW.id, NEW.fp
-		FROM generate_series(0, 3) b;
+		INSERT INTO doc_copies SELECT DISTINCT k % 2, NEW.id, NEW.fp FROM unnest(simhash_blocks(NEW.fp)) k;
 	END IF;
 	RETURN NULL;
 END $$;
-CREATE TRIGGER doc_blocks_sync AFTER INSERT OR DELETE OR UPDATE OF body ON docs
-	FOR EACH ROW EXECUTE FUNCTION doc_blocks_sync();
+CREATE TRIGGER doc_copies_sync AFTER INSERT OR DELETE OR UPDATE OF body ON docs
+	FOR EACH ROW EXECUTE FUNCTION doc_copies_sync();
 });
 my $changes = q{
 INSERT INTO %1$s (id, body) SELECT 100000 + i, body_of(i * 37) FROM generate_series(1, 30) i;
@@ -348,10 +343,12 @@ DELETE FROM %1$s WHERE id %% 1000 = 3;
 $coord->safe_psql('postgres', sprintf($changes, 'docs_local'));
 $coord->safe_psql('postgres', sprintf($changes, 'docs'));
 $want = $coord->safe_psql('postgres', "$digest ($pairs_single) s");
-is($coord->safe_psql('postgres', "SET enable_partitionwise_join = on; $digest ($pairs_sql) s"),
+is($coord->safe_psql('postgres', "$digest doc_pairs"),
 	$want, 'pairs: after inserts, updates and deletes through the coordinator, still the single server\'s pairs');
-is($coord->safe_psql('postgres', 'SELECT count(*) FROM doc_blocks'),
-	$coord->safe_psql('postgres', 'SELECT 4 * count(*) FROM docs'), 'pairs: four blocks per document');
+is( $coord->safe_psql('postgres', 'SELECT count(*) || \' \' || count(DISTINCT id) FROM doc_copies'),
+	$coord->safe_psql('postgres',
+		'SELECT sum(n) || \' \' || count(*) FROM docs, LATERAL (SELECT count(DISTINCT k % 2) n FROM unnest(simhash_blocks(fp)) k) c'),
+	'pairs: every document has a copy on the shard of each of its blocks, and no other');
 
 # ------------------------------------------------------------------------
 # Insert-time near-duplicate check on the coordinator

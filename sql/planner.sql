@@ -36,6 +36,15 @@ EXPLAIN (COSTS OFF) SELECT id FROM docs WHERE fp <-> fp_of(5) <= length(current_
 EXPLAIN (COSTS OFF) SELECT id FROM docs WHERE fp <-> fp_of(5) <= (random() * 3)::int;
 EXPLAIN (COSTS OFF) SELECT id FROM docs WHERE fp <-> fp <= 3;
 EXPLAIN (COSTS OFF) SELECT id FROM docs WHERE fp <-> fp_of(5) >= 60;
+-- simhash.enable_rewrite = off leaves distance clauses alone (a filter);
+-- the ball and simhash_within() spellings are index conditions without it
+SET simhash.enable_rewrite = off;
+EXPLAIN (COSTS OFF) SELECT id FROM docs WHERE fp <-> fp_of(5) <= 3;
+EXPLAIN (COSTS OFF) SELECT id FROM docs WHERE fp <@ simhash_ball(fp_of(5), 3);
+EXPLAIN (COSTS OFF) SELECT id FROM docs WHERE simhash_within(fp, fp_of(5), 3);
+SELECT count(*) AS within_3_rewrite_off FROM docs WHERE fp <-> fp_of(5) <= 3;
+RESET simhash.enable_rewrite;
+SELECT count(*) AS within_3_rewrite_on FROM docs WHERE fp <-> fp_of(5) <= 3;
 
 -- the results are those of a sequential scan, for every form and radius
 CREATE TABLE expected AS

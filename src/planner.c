@@ -71,6 +71,7 @@
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/selfuncs.h"
+#include "utils/guc.h"
 #include "utils/syscache.h"
 
 #include "shindex.h"
@@ -80,6 +81,9 @@ PG_FUNCTION_INFO_V1(simhash_distance_support);
 PG_FUNCTION_INFO_V1(simhash_within_support);
 
 static set_rel_pathlist_hook_type prev_set_rel_pathlist_hook = NULL;
+
+/* simhash.enable_rewrite: derive index conditions from distance clauses */
+static bool simhash_enable_rewrite = true;
 
 /* A recognized radius clause on an index column */
 typedef struct SimhashRadiusClause
@@ -522,6 +526,8 @@ SimhashSetRelPathlist(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEnt
 
 	if (prev_set_rel_pathlist_hook)
 		prev_set_rel_pathlist_hook(root, rel, rti, rte);
+	if (!simhash_enable_rewrite)
+		return;
 
 	/* only plain relations with a simhash index: a pointer comparison each */
 	if (rel->reloptkind != RELOPT_BASEREL && rel->reloptkind != RELOPT_OTHER_MEMBER_REL)
@@ -613,10 +619,16 @@ SimhashSetRelPathlist(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEnt
 		SimhashAttributeIndexClauses(lfirst(lc), originals, derivations);
 }
 
-/* Install the planner hook (from _PG_init). */
+/* Install the planner hook and its GUC (from _PG_init). */
 void
 SimhashInstallPlannerHook(void)
 {
+	DefineCustomBoolVariable("simhash.enable_rewrite",
+							 "Enables the planner's rewrite of distance clauses into simhash index conditions.",
+							 "With it off, \"fp <-> q <= k\" is evaluated row by row; "
+							 "\"fp <@ simhash_ball(q, k)\" and simhash_within() still use the index.",
+							 &simhash_enable_rewrite, true, PGC_USERSET, 0,
+							 NULL, NULL, NULL);
 	prev_set_rel_pathlist_hook = set_rel_pathlist_hook;
 	set_rel_pathlist_hook = SimhashSetRelPathlist;
 }

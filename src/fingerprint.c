@@ -203,15 +203,20 @@ SimhashFeatureSetFingerprint(const SimhashFeatureSet *fs)
 
 /* Reject multidimensional arrays, which have no natural feature order. */
 static void
-SimhashCheckOneDimensional(ArrayType *arr, const char *what)
+SimhashCheckOneDimensional(ArrayType *arr, bool weights)
 {
-	if (ARR_NDIM(arr) > 1)
+	if (ARR_NDIM(arr) <= 1)
+		return;
+	if (weights)
 		ereport(ERROR,
 				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
-				 errmsg("%s must be a one-dimensional array", what),
+				 errmsg("weight array must be one-dimensional"),
 				 errdetail("The array has %d dimensions.", ARR_NDIM(arr))));
+	ereport(ERROR,
+			(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+			 errmsg("feature array must be one-dimensional"),
+			 errdetail("The array has %d dimensions.", ARR_NDIM(arr))));
 }
-
 /*
  * simhash(text) -> simhash64
  *		The fingerprint of a text, as specified in README.md.
@@ -239,7 +244,7 @@ simhash_features_array(PG_FUNCTION_ARGS)
 	int			n;
 	SimhashCounters c;
 
-	SimhashCheckOneDimensional(arr, "feature array");
+	SimhashCheckOneDimensional(arr, false);
 	deconstruct_array(arr, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n);
 
 	SimhashCountersInit(&c);
@@ -287,8 +292,8 @@ simhash_weighted_features(PG_FUNCTION_ARGS)
 	int			scale = 0;
 	SimhashCounters c;
 
-	SimhashCheckOneDimensional(farr, "feature array");
-	SimhashCheckOneDimensional(warr, "weight array");
+	SimhashCheckOneDimensional(farr, false);
+	SimhashCheckOneDimensional(warr, true);
 	deconstruct_array(farr, TEXTOID, -1, false, TYPALIGN_INT, &felems, &fnulls, &nf);
 	deconstruct_array(warr, FLOAT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE,
 					  &welems, &wnulls, &nw);
@@ -303,11 +308,15 @@ simhash_weighted_features(PG_FUNCTION_ARGS)
 	{
 		double		w;
 
-		if (fnulls[i] || wnulls[i])
+		if (fnulls[i])
 			ereport(ERROR,
 					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-					 errmsg("%s array must not contain nulls",
-							fnulls[i] ? "feature" : "weight"),
+					 errmsg("feature array must not contain nulls"),
+					 errdetail("Element %d is null.", i + 1)));
+		if (wnulls[i])
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("weight array must not contain nulls"),
 					 errdetail("Element %d is null.", i + 1)));
 		w = DatumGetFloat8(welems[i]);
 		if (isnan(w) || isinf(w) || w < 0)

@@ -107,7 +107,7 @@ SimhashCorrupt(Relation index, BlockNumber blkno, const char *what)
 			 errmsg("simhash index \"%s\" is corrupted at block %u",
 					RelationGetRelationName(index), blkno),
 			 errdetail("%s", what),
-			 errhint("REINDEX the index.")));
+			 errhint("Please REINDEX it.")));
 }
 
 /* Mix a (tree, TID, fingerprint) triple into 64 bits for the Bloom filter. */
@@ -578,7 +578,7 @@ simhash_index_check(PG_FUNCTION_ARGS)
 					 errdetail("The first such row is at (%u,%u).",
 							   ItemPointerGetBlockNumber(&cs.first_missing),
 							   ItemPointerGetOffsetNumber(&cs.first_missing)),
-					 errhint("REINDEX the index.")));
+					 errhint("Please REINDEX it.")));
 	}
 
 	SimhashCloseIndex(index, heap);

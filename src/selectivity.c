@@ -46,9 +46,6 @@
 #include "shindex.h"
 #include "simhash_planner.h"
 
-/* radius assumed when the plan does not know it yet */
-#define SIMHASH_DEFAULT_RADIUS	3
-
 /* most work one counting search may do, in shprobe.c's cost units */
 #define SIMHASH_COUNT_BUDGET	30000.0
 
@@ -443,18 +440,18 @@ simhash_ball_restrict_sel(PG_FUNCTION_ARGS)
 	IndexOptInfo *index;
 
 	if (!get_restriction_variable(root, args, varRelid, &vardata, &other, &varonleft))
-		PG_RETURN_FLOAT8(SimhashBinomialWithin(SIMHASH_DEFAULT_RADIUS));
+		PG_RETURN_FLOAT8(SimhashBinomialWithin(SIMHASH_ESTIMATE_RADIUS));
 
 	/* the variable must be the fingerprint, not a column of balls */
 	if (!SimhashTypeIsBall(exprType(other)) || SimhashTypeIsBall(exprType(vardata.var)))
 	{
 		ReleaseVariableStats(vardata);
-		PG_RETURN_FLOAT8(SimhashBinomialWithin(SIMHASH_DEFAULT_RADIUS));
+		PG_RETURN_FLOAT8(SimhashBinomialWithin(SIMHASH_ESTIMATE_RADIUS));
 	}
 
 	radius = SimhashBallExprRadius(other, &center, &center_known);
 	if (radius == SIMHASH_UNKNOWN_RADIUS)
-		radius = SIMHASH_DEFAULT_RADIUS;
+		radius = SIMHASH_ESTIMATE_RADIUS;
 	SimhashGetColumnStats(&vardata, &st);
 	index = SimhashFindIndex(root, &vardata);
 	sel = -1;
@@ -505,10 +502,10 @@ simhash_ball_join_sel(PG_FUNCTION_ARGS)
 		ballside = left;
 	}
 	else
-		PG_RETURN_FLOAT8(SimhashBinomialWithin(SIMHASH_DEFAULT_RADIUS));
+		PG_RETURN_FLOAT8(SimhashBinomialWithin(SIMHASH_ESTIMATE_RADIUS));
 	radius = SimhashBallExprRadius(ballside, &center, &center_known);
 	if (radius == SIMHASH_UNKNOWN_RADIUS)
-		radius = SIMHASH_DEFAULT_RADIUS;
+		radius = SIMHASH_ESTIMATE_RADIUS;
 	/* only simhash_ball(x, k) tells where the centres come from */
 	if (!IsA(ballside, FuncExpr) ||
 		!SimhashFuncIsBallConstructor(((FuncExpr *) ballside)->funcid) ||

@@ -75,7 +75,7 @@ typedef struct SimhashTreeSummary
 	int64		internal_pages;
 	int			levels;
 	int64		used_bytes;		/* leaf bytes used by entries and restarts */
-	uint32	   *keycounts;		/* optional: entries per key (65536) */
+	uint32	   *keycounts;		/* optional: entries per key (SIMHASH_BAND_KEYS) */
 } SimhashTreeSummary;
 
 /* a visible heap row, in the exact mode of heapallindexed */
@@ -252,7 +252,7 @@ SimhashWalkTree(Relation index, int tree, BlockNumber root, uint16 rootlevel,
 	BlockNumber *children = NULL;	/* downlinks of the level above, in order */
 	SimhashSortKey *childkeys = NULL;
 	int64		nchildren = 0;
-	SimhashEntry *entries = palloc(sizeof(SimhashEntry) * (BLCKSZ / 7 + SIMHASH_MAX_APPEND));
+	SimhashEntry *entries = palloc(sizeof(SimhashEntry) * SIMHASH_MAX_LEAF_ENTRIES);
 
 	sum->levels = rootlevel + 1;
 	for (int level = rootlevel; level >= 0; level--)
@@ -666,7 +666,7 @@ simhash_index_heavy_keys(PG_FUNCTION_ARGS)
 		SimhashTreeSummary sum;
 
 		memset(&sum, 0, sizeof(sum));
-		sum.keycounts = counts[band] = palloc0(sizeof(uint32) * 65536);
+		sum.keycounts = counts[band] = palloc0(sizeof(uint32) * SIMHASH_BAND_KEYS);
 		SimhashWalkTree(index, band, roots[band], levels[band], false, NULL, &sum);
 	}
 
@@ -676,12 +676,12 @@ simhash_index_heavy_keys(PG_FUNCTION_ARGS)
 		uint64	   *packed;
 
 		for (int band = 0; band < SIMHASH_NBANDS; band++)
-			for (int key = 0; key < 65536; key++)
+			for (int key = 0; key < SIMHASH_BAND_KEYS; key++)
 				nkeys += (counts[band][key] != 0);
 		packed = palloc(sizeof(uint64) * Max(nkeys, 1));
 		nkeys = 0;
 		for (int band = 0; band < SIMHASH_NBANDS; band++)
-			for (int key = 0; key < 65536; key++)
+			for (int key = 0; key < SIMHASH_BAND_KEYS; key++)
 				if (counts[band][key] != 0)
 					packed[nkeys++] = ((uint64) counts[band][key] << 20) |
 						((uint64) band << 16) | (uint64) key;

@@ -179,6 +179,9 @@ typedef struct SimhashMetaPageData
 #define SIMHASH_RESTART_INTERVAL 16
 #define SIMHASH_MAX_APPEND		96	/* rewrite the page beyond this */
 #define SIMHASH_MAX_ENCODED_ENTRY 15	/* varint (9) + rest (6) */
+#define SIMHASH_MIN_ENCODED_ENTRY 7		/* varint delta (1) + rest (6) */
+/* the most entries one leaf page can hold, sorted area and append area */
+#define SIMHASH_MAX_LEAF_ENTRIES (BLCKSZ / SIMHASH_MIN_ENCODED_ENTRY + SIMHASH_MAX_APPEND)
 
 /*
  * Internal pages: an array of pivots after the page header, in sort key
@@ -271,7 +274,7 @@ typedef struct SimhashLeafBuilder
 	int			count;
 	int			nrestarts;
 	SimhashSortKey prev;
-	uint16		restarts[BLCKSZ / (SIMHASH_RESTART_INTERVAL * 7) + 1];
+	uint16		restarts[BLCKSZ / (SIMHASH_RESTART_INTERVAL * SIMHASH_MIN_ENCODED_ENTRY) + 1];
 } SimhashLeafBuilder;
 
 extern void SimhashLeafBuilderBegin(SimhashLeafBuilder *b, Page page, Size limit);

@@ -62,12 +62,12 @@ SimhashRangeStartBand(IndexScanDesc scan)
 	/* rings were each sorted; merge them into one increasing sequence */
 	if (r > 0)
 	{
-		bool	   *seen = palloc0(65536);
+		bool	   *seen = palloc0(SIMHASH_BAND_KEYS);
 		int			n = 0;
 
 		for (int i = 0; i < so->nkeys; i++)
 			seen[so->keys[i]] = true;
-		for (int k = 0; k < 65536; k++)
+		for (int k = 0; k < SIMHASH_BAND_KEYS; k++)
 			if (seen[k])
 				so->keys[n++] = (uint16) k;
 		pfree(seen);

@@ -3,6 +3,8 @@
 MODULE_big = simhash
 OBJS = \
 	src/ball.o \
+	src/catalog.o \
+	src/clause.o \
 	src/distance.o \
 	src/fingerprint.o \
 	src/neardup_lock.o \

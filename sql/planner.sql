@@ -250,9 +250,29 @@ CREATE SCHEMA elsewhere;
 ALTER EXTENSION simhash SET SCHEMA elsewhere;
 SET search_path = public, elsewhere;
 EXPLAIN (COSTS OFF) SELECT id FROM docs WHERE fp <-> fp_of(5) <= 3;
+-- (also with the schema off the search path, and for the band join)
+SET search_path = public;
+EXPLAIN (COSTS OFF) SELECT id FROM docs WHERE fp OPERATOR(elsewhere.<->) 'b0b5c57c5436ee1a' <= 3;
+EXPLAIN (COSTS OFF)
+SELECT count(*) FROM docs a JOIN docs b ON elsewhere.hamming(a.fp, b.fp) <= 3;
 ALTER EXTENSION simhash SET SCHEMA public;
 RESET search_path;
 DROP SCHEMA elsewhere;
+
+-- a distance of the same name from another schema is not ours: no rewrite,
+-- no band join
+CREATE SCHEMA impostor;
+CREATE FUNCTION impostor.hamming(simhash64, simhash64) RETURNS int4
+	LANGUAGE sql IMMUTABLE AS 'SELECT 0';
+CREATE OPERATOR impostor.<-> (LEFTARG = simhash64, RIGHTARG = simhash64,
+	FUNCTION = impostor.hamming);
+SET search_path = impostor, public;
+EXPLAIN (COSTS OFF) SELECT id FROM docs WHERE fp <-> fp_of(5) <= 3;
+SELECT count(*) AS impostor_rows FROM docs WHERE fp <-> fp_of(5) <= 3;
+EXPLAIN (COSTS OFF)
+SELECT count(*) FROM docs a JOIN docs b ON hamming(a.fp, b.fp) <= 3 AND a.id < b.id;
+RESET search_path;
+DROP SCHEMA impostor CASCADE;
 
 -- the very first query of a fresh session uses the index (nothing preloaded)
 \c
@@ -273,3 +293,14 @@ EXPLAIN (COSTS OFF) SELECT n FROM survivor WHERE id = 5;
 SELECT n FROM survivor WHERE id = 5;
 CREATE EXTENSION simhash;
 DROP TABLE survivor;
+-- and the extension created again in the same session has new OIDs, which
+-- the rewrite and the band join recognize
+CREATE TABLE reborn (id int8, fp simhash64);
+INSERT INTO reborn SELECT i, (i * 7919)::int8::simhash64 FROM generate_series(1, 2000) i;
+CREATE INDEX reborn_fp ON reborn USING simhash (fp);
+ANALYZE reborn;
+EXPLAIN (COSTS OFF) SELECT id FROM reborn WHERE fp <-> '0000000000001eef' <= 2;
+SELECT id FROM reborn WHERE fp <-> '0000000000001eef' <= 2 ORDER BY id;
+EXPLAIN (COSTS OFF)
+SELECT count(*) FROM reborn a JOIN reborn b ON a.fp <-> b.fp <= 1 AND a.id < b.id;
+DROP TABLE reborn;

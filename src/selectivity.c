@@ -44,6 +44,7 @@
 #include "utils/syscache.h"
 
 #include "shindex.h"
+#include "simhash_catalog.h"
 #include "simhash_planner.h"
 
 /* most work one counting search may do, in shprobe.c's cost units */
@@ -278,7 +279,7 @@ SimhashFindIndex(PlannerInfo *root, VariableStatData *vardata)
 	{
 		IndexOptInfo *index = lfirst_node(IndexOptInfo, lc);
 
-		if (index->amcostestimate == shcostestimate &&
+		if (SimhashIsIndexAm(index->relam) &&
 			match_index_to_operand(vardata->var, 0, index))
 			return SimhashMayCount(root, index) ? index : NULL;
 	}
@@ -395,7 +396,7 @@ int
 SimhashBallExprRadius(Node *node, uint64 *center, bool *center_known)
 {
 	*center_known = false;
-	if (node && IsA(node, Const) && SimhashTypeIsBall(((Const *) node)->consttype))
+	if (node && IsA(node, Const) && SimhashIsBallType(((Const *) node)->consttype))
 	{
 		Const	   *c = (Const *) node;
 		SimhashBall *ball;
@@ -409,7 +410,7 @@ SimhashBallExprRadius(Node *node, uint64 *center, bool *center_known)
 		return SimhashNormalizeRadius(ball->radius);
 	}
 	if (node && IsA(node, FuncExpr) && list_length(((FuncExpr *) node)->args) == 2 &&
-		SimhashFuncIsBallConstructor(((FuncExpr *) node)->funcid))
+		((FuncExpr *) node)->funcid == SimhashGetCatalog()->ball_func)
 	{
 		Node	   *k = lsecond(((FuncExpr *) node)->args);
 
@@ -443,7 +444,7 @@ simhash_ball_restrict_sel(PG_FUNCTION_ARGS)
 		PG_RETURN_FLOAT8(SimhashBinomialWithin(SIMHASH_ESTIMATE_RADIUS));
 
 	/* the variable must be the fingerprint, not a column of balls */
-	if (!SimhashTypeIsBall(exprType(other)) || SimhashTypeIsBall(exprType(vardata.var)))
+	if (!SimhashIsBallType(exprType(other)) || SimhashIsBallType(exprType(vardata.var)))
 	{
 		ReleaseVariableStats(vardata);
 		PG_RETURN_FLOAT8(SimhashBinomialWithin(SIMHASH_ESTIMATE_RADIUS));
@@ -491,12 +492,12 @@ simhash_ball_join_sel(PG_FUNCTION_ARGS)
 	IndexOptInfo *index;
 
 	/* which side is the ball?  (known by its type) */
-	if (SimhashTypeIsBall(exprType(right)) && !SimhashTypeIsBall(exprType(left)))
+	if (SimhashIsBallType(exprType(right)) && !SimhashIsBallType(exprType(left)))
 	{
 		fpside = left;
 		ballside = right;
 	}
-	else if (SimhashTypeIsBall(exprType(left)) && !SimhashTypeIsBall(exprType(right)))
+	else if (SimhashIsBallType(exprType(left)) && !SimhashIsBallType(exprType(right)))
 	{
 		fpside = right;
 		ballside = left;
@@ -508,7 +509,7 @@ simhash_ball_join_sel(PG_FUNCTION_ARGS)
 		radius = SIMHASH_ESTIMATE_RADIUS;
 	/* only simhash_ball(x, k) tells where the centres come from */
 	if (!IsA(ballside, FuncExpr) ||
-		!SimhashFuncIsBallConstructor(((FuncExpr *) ballside)->funcid) ||
+		((FuncExpr *) ballside)->funcid != SimhashGetCatalog()->ball_func ||
 		list_length(((FuncExpr *) ballside)->args) != 2)
 		PG_RETURN_FLOAT8(SimhashBinomialWithin(radius));
 

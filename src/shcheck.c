@@ -61,6 +61,7 @@
 #include "utils/snapmgr.h"
 
 #include "shindex.h"
+#include "simhash_catalog.h"
 
 PG_FUNCTION_INFO_V1(simhash_index_check);
 PG_FUNCTION_INFO_V1(simhash_index_stats);
@@ -171,7 +172,7 @@ SimhashOpenIndex(Oid indexoid, Relation *heap_out)
 				 errmsg("could not open the table of index \"%s\"",
 						RelationGetRelationName(index)),
 				 errdetail("The index was dropped and its OID reused meanwhile.")));
-	if (index->rd_indam == NULL || index->rd_indam->ambuild != shbuild)
+	if (!SimhashIsIndexAm(index->rd_rel->relam))
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("\"%s\" is not a simhash index", RelationGetRelationName(index))));

@@ -244,9 +244,6 @@ typedef struct SimhashBall
 
 #define DatumGetSimhashBall(X)	((SimhashBall *) DatumGetPointer(X))
 
-extern bool SimhashTypeIsBall(Oid typid);
-extern bool SimhashTypeIsFingerprint(Oid typid);
-extern bool SimhashFuncIsBallConstructor(Oid funcid);
 #define PG_GETARG_SIMHASHBALL(n) DatumGetSimhashBall(PG_GETARG_DATUM(n))
 
 /* ------------------------------------------------------------------------

@@ -32,6 +32,7 @@
 #include "utils/syscache.h"
 
 #include "shindex.h"
+#include "simhash_catalog.h"
 
 /*
  * amvalidate: check the operators and functions of an operator class.
@@ -84,7 +85,7 @@ shvalidate(Oid opclassoid)
 			case SIMHASH_WITHIN_STRATEGY:
 				ok = op->amoppurpose == AMOP_SEARCH &&
 					op->amoplefttype == opcintype &&
-					SimhashTypeIsBall(op->amoprighttype) &&
+					SimhashIsBallType(op->amoprighttype) &&
 					check_amop_signature(op->amopopr, BOOLOID,
 										 op->amoplefttype, op->amoprighttype);
 				break;

@@ -40,6 +40,7 @@
 
 #include "neardup.h"
 #include "shindex.h"
+#include "simhash_catalog.h"
 
 PG_FUNCTION_INFO_V1(simhash_fingerprint_trigger);
 
@@ -83,7 +84,7 @@ simhash_fingerprint_trigger(PG_FUNCTION_ARGS)
 				 errhint("Create the trigger with EXECUTE FUNCTION simhash_fingerprint_trigger(fp, body).")));
 
 	fp_attno = SimhashTriggerColumn(rel, trigger->tgargs[0], "fingerprint");
-	if (!SimhashTypeIsFingerprint(TupleDescAttr(desc, fp_attno - 1)->atttypid))
+	if (!SimhashIsFingerprintType(TupleDescAttr(desc, fp_attno - 1)->atttypid))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
 				 errmsg("column \"%s\" of table \"%s\" is not of type simhash64",

@@ -63,6 +63,7 @@
 
 #include "neardup.h"
 #include "shindex.h"
+#include "simhash_catalog.h"
 
 PG_FUNCTION_INFO_V1(simhash_near_duplicate_trigger);
 
@@ -145,7 +146,7 @@ SimhashFingerprintIndex(Relation rel, AttrNumber attno, const char *colname)
 	foreach(lc, indexes)
 	{
 		Relation	index = index_open(lfirst_oid(lc), AccessShareLock);
-		bool		ok = index->rd_indam != NULL && index->rd_indam->ambuild == shbuild &&
+		bool		ok = SimhashIsIndexAm(index->rd_rel->relam) &&
 			index->rd_index->indnatts == 1 &&
 			index->rd_index->indkey.values[0] == attno &&
 			index->rd_index->indisvalid && index->rd_index->indisready &&
@@ -358,7 +359,7 @@ SimhashNearDupSetup(FunctionCallInfo fcinfo, TriggerData *trigdata)
 		SimhashBadArgument(trigger, "There are %s arguments.", psprintf("%d", trigger->tgnargs));
 	info->fp_attno = SimhashTriggerColumn(rel, trigger->tgargs[0], "fingerprint");
 	fpatt = TupleDescAttr(RelationGetDescr(rel), info->fp_attno - 1);
-	if (!SimhashTypeIsFingerprint(fpatt->atttypid))
+	if (!SimhashIsFingerprintType(fpatt->atttypid))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
 				 errmsg("column \"%s\" of table \"%s\" is not of type simhash64",

@@ -214,10 +214,7 @@ SimhashEstimateRadius(PlannerInfo *root, IndexOptInfo *index, Node *indexexpr,
 		else
 		{
 			center = DatumGetSimhash64(((Const *) query)->constvalue);
-			if (index)
-				sel = SimhashIndexFraction(index, center, radius);
-			if (sel < 0)
-				sel = SimhashSelectivityWithin(&sa, center, radius);
+			sel = SimhashEstimateWithin(index, &sa, &center, NULL, false, radius);
 		}
 	}
 	else
@@ -225,18 +222,12 @@ SimhashEstimateRadius(PlannerInfo *root, IndexOptInfo *index, Node *indexexpr,
 		/* centres from another column, or like the column's own rows */
 		examine_variable(root, query, 0, &vb);
 		SimhashGetColumnStats(&vb, &sb);
-		if (index)
-			sel = SimhashIndexPairFraction(index, sb.have ? &sb : &sa, radius);
-		if (sel < 0 && sb.have)
-			sel = SimhashSelectivityPairs(&sa, &sb,
-										  HeapTupleIsValid(va.statsTuple) &&
-										  va.statsTuple == vb.statsTuple, radius);
-		else if (sel < 0)
-			sel = SimhashSelectivityPairs(&sa, &sa, true, radius);
+		sel = SimhashEstimateWithin(index, &sa, NULL, &sb,
+									HeapTupleIsValid(va.statsTuple) &&
+									va.statsTuple == vb.statsTuple, radius);
 		ReleaseVariableStats(vb);
 	}
 	ReleaseVariableStats(va);
-	CLAMP_PROBABILITY(sel);
 	return sel;
 }
 

@@ -49,17 +49,13 @@ typedef struct SimhashColumnStats
 } SimhashColumnStats;
 
 extern void SimhashGetColumnStats(VariableStatData *vardata, SimhashColumnStats *st);
-extern double SimhashSelectivityWithin(const SimhashColumnStats *st, uint64 center,
-									   int radius);
-extern double SimhashSelectivityPairs(const SimhashColumnStats *a,
-									  const SimhashColumnStats *b,
-									  bool same, int radius);
 extern int	SimhashBallExprRadius(Node *node, uint64 *center, bool *center_known);
 extern bool SimhashMayCount(PlannerInfo *root, IndexOptInfo *index);
 extern IndexOptInfo *SimhashFindIndex(PlannerInfo *root, VariableStatData *vardata);
-extern double SimhashIndexFraction(IndexOptInfo *index, uint64 center, int radius);
-extern double SimhashIndexPairFraction(IndexOptInfo *index,
-									   const SimhashColumnStats *centres, int radius);
+extern Selectivity SimhashEstimateWithin(IndexOptInfo *index, const SimhashColumnStats *fp,
+										 const uint64 *center,
+										 const SimhashColumnStats *centres,
+										 bool same, int radius);
 
 /* An int2, int4 or int8 Datum as an int64 */
 static inline int64

@@ -234,18 +234,6 @@ typedef struct SimhashOptions
 #define SIMHASH_EQUAL_STRATEGY	3	/* simhash64 = simhash64 */
 #define SIMHASH_NSTRATEGIES		3
 
-/* the simhash_ball type: fingerprints within "radius" of "center" */
-typedef struct SimhashBall
-{
-	uint64		center;
-	int32		radius;
-	int32		pad;			/* keep the size a multiple of 8 */
-} SimhashBall;
-
-#define DatumGetSimhashBall(X)	((SimhashBall *) DatumGetPointer(X))
-
-#define PG_GETARG_SIMHASHBALL(n) DatumGetSimhashBall(PG_GETARG_DATUM(n))
-
 /* ------------------------------------------------------------------------
  * Functions
  * ------------------------------------------------------------------------

@@ -37,6 +37,9 @@ enum
 	SJ_PRIV_NOUTER
 };
 
+/* shjoin.c */
+extern void SimhashInstallJoinHook(void);
+
 /* shjoinexec.c */
 extern const CustomScanMethods SimhashJoinScanMethods;
 

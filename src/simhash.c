@@ -16,6 +16,7 @@
 #include "utils/guc.h"
 
 #include "shindex.h"
+#include "shjoin.h"
 #include "simhash_catalog.h"
 #include "simhash_planner.h"
 

@@ -68,6 +68,18 @@ SimhashNormalizeRadius(int64 k)
 
 extern bool SimhashParseHex(const char *s, size_t len, uint64 *value);
 
+/* the simhash_ball type: fingerprints within "radius" of "center" */
+typedef struct SimhashBall
+{
+	uint64		center;
+	int32		radius;
+	int32		pad;			/* keep the size a multiple of 8 */
+} SimhashBall;
+
+#define DatumGetSimhashBall(X)	((SimhashBall *) DatumGetPointer(X))
+
+#define PG_GETARG_SIMHASHBALL(n) DatumGetSimhashBall(PG_GETARG_DATUM(n))
+
 /* Hamming distance between two fingerprints */
 static inline int
 SimhashDistance(uint64 a, uint64 b)

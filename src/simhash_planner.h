@@ -87,7 +87,4 @@ extern Expr *SimhashMakeWithinClause(PlannerInfo *root, Node *indexexpr, Node *q
 extern Selectivity SimhashEstimateRadius(PlannerInfo *root, IndexOptInfo *index,
 										 Node *indexexpr, Node *query, int radius);
 
-/* shjoin.c */
-extern void SimhashInstallJoinHook(void);
-
 #endif							/* SIMHASH_PLANNER_H */

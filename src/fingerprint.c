@@ -6,8 +6,9 @@
  * Every variant ends in the same accumulation: 64 signed counters, one per
  * bit; a feature of weight w adds w to counter i when bit i of its hash is
  * 1 and subtracts w when it is 0; bit i of the fingerprint is 1 exactly when
- * counter i ends up greater than zero (a tie gives 0).  Features are added
- * in a fixed order, so the floating-point sums are reproducible.
+ * counter i ends up greater than zero (a tie gives 0).  simhash(text) sums
+ * integer weights exactly; the array and tsvector variants sum doubles in a
+ * fixed order, so their sums are reproducible too.
  *
  * Copyright (c) 2026, the simhash authors
  *

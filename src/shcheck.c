@@ -82,7 +82,7 @@ typedef struct SimhashTreeSummary
 /* a visible heap row, in the exact mode of heapallindexed */
 typedef struct SimhashHeapRow
 {
-	uint64		tidkey;			/* hash key: block << 16 | offset */
+	uint64		tidkey;			/* hash key: block << 11 | offset */
 	uint64		fp;
 	bool		isnull;
 	uint8		seen[SIMHASH_NTREES];	/* entries found per tree */

@@ -169,7 +169,7 @@ shcostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	 * A scan with neither a qual nor an ORDER BY reads the whole index to
 	 * return every row, something a sequential scan does better; the
 	 * planner only builds it as an index-only scan for count(*)-like
-	 * queries, which this index does not want to serve (see shscan.c).
+	 * queries, which this index does not want to serve (see shgettuple).
 	 */
 	if (!has_quals && path->indexorderbys == NIL)
 		*indexTotalCost += disable_cost;

@@ -120,7 +120,7 @@ SimhashFingerprintOf(uint16 key, uint64 rest, int band)
  * Pages
  * ------------------------------------------------------------------------
  */
-#define SIMHASH_PAGE_ID			0xFF9A	/* see DESIGN.md: not used by core */
+#define SIMHASH_PAGE_ID			0xFF9A	/* src/README "Pages": not used by core */
 #define SIMHASH_MAGIC			0x53484958	/* "SHIX" */
 #define SIMHASH_VERSION			1
 #define SIMHASH_METAPAGE_BLKNO	0

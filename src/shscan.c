@@ -15,8 +15,9 @@
  *	  read one band from end to end instead;
  *	- nearest neighbours ("ORDER BY fp <-> q") and sorted, see shknn.c.
  *
- * Index-only scans are not offered: scans drop their pins between probes
- * (safe for MVCC heap fetches), which an index-only scan cannot afford.
+ * Index-only scans are not offered (no amcanreturn), yet the planner builds
+ * one for a full scan that needs no column; see shgettuple, and src/README
+ * "Pins and index-only scans".
  *
  * Copyright (c) 2026, the simhash authors
  *

@@ -73,7 +73,7 @@ endif
 # META.json) holding one directory simhash-VERSION/ with what a user needs
 # to build, install and run make installcheck; nothing generated, no
 # development tools, no packaging.
-DIST_FILES = META.json Makefile simhash.control README.md LICENSE $(DATA) \
+DIST_FILES = META.json Makefile simhash.control README.md src/README LICENSE $(DATA) \
 	$(patsubst $(srcdir)/%,%,$(wildcard $(srcdir)/src/*.c $(srcdir)/src/*.h \
 		$(srcdir)/sql/*.sql $(srcdir)/expected/*.out \
 		$(srcdir)/sql_tests/isolation/specs/*.spec $(srcdir)/sql_tests/isolation/expected/*.out))

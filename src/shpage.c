@@ -28,6 +28,9 @@
 
 #include "shindex.h"
 
+static void SimhashLeafCorrupt(const char *what) pg_attribute_noreturn();
+static void SimhashCheckLeafLayout(Page page);
+
 /* Encode v as a little-endian base-128 varint; returns its length. */
 static inline int
 SimhashPutVarint(char *p, uint64 v)
@@ -65,7 +68,8 @@ SimhashGetVarint(const char **p)
 	uint64		v = s[0] & 0x7F;
 	int			i = 0;
 
-	while (s[i] & 0x80)
+	/* at most 10 bytes, even on a damaged page */
+	while ((s[i] & 0x80) && i < 9)
 	{
 		i++;
 		v |= (uint64) (s[i] & 0x7F) << (7 * i);
@@ -211,18 +215,20 @@ SimhashLeafDecode(Page page, SimhashEntry *out)
 				j,
 				k;
 
+	SimhashCheckLeafLayout(page);
 	for (i = 0; i < nsorted; i++)
 	{
 		uint64		delta = SimhashGetVarint(&p);
 
+		if (p + 6 > end)
+			SimhashLeafCorrupt("The sorted area ends inside an entry.");
 		prev = (i % SIMHASH_RESTART_INTERVAL == 0) ? delta : prev + delta;
 		out[i].skey = prev;
 		out[i].rest = SimhashGetRest(p);
 		p += 6;
 	}
 	if (p != end)
-		elog(ERROR, "simhash leaf sorted area ends at %d, expected %d",
-			 (int) (p - (char *) page), (int) opaque->sorted_end);
+		SimhashLeafCorrupt("The sorted area does not decode to its recorded size.");
 	if (nappend == 0)
 		return nsorted;
 
@@ -354,6 +360,59 @@ SimhashLeafAppend(Page page, const SimhashEntry *entries, int n)
 	return true;
 }
 
+/* Report a leaf page whose layout fields contradict each other. */
+static void
+SimhashLeafCorrupt(const char *what)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INDEX_CORRUPTED),
+			 errmsg("simhash index contains a corrupted leaf page"),
+			 errdetail("%s", what),
+			 errhint("Please REINDEX it.")));
+}
+
+/*
+ * Check the layout of a leaf before decoding it, so that no damaged page
+ * makes a reader leave the page: the areas are nested as shpage.c lays
+ * them out, the sorted area's size fits its entry count, and every restart
+ * points into the sorted area in increasing order.  Cheap next to decoding:
+ * a few comparisons and one pass over the restarts.
+ */
+static void
+SimhashCheckLeafLayout(Page page)
+{
+	PageHeader	ph = (PageHeader) page;
+	SimhashPageOpaque opaque;
+	Size		start = MAXALIGN(SizeOfPageHeaderData);
+	Size		sorted_bytes;
+	int			nrestarts;
+	const uint16 *restarts;
+
+	if (!SimhashPageIsValid(page) || !(SimhashPageGetOpaque(page)->flags & SIMHASH_LEAF))
+		SimhashLeafCorrupt("The page is not a simhash leaf.");
+	opaque = SimhashPageGetOpaque(page);
+	if (opaque->sorted_end < start || opaque->sorted_end > ph->pd_lower ||
+		ph->pd_lower > ph->pd_upper || ph->pd_upper > ph->pd_special ||
+		ph->pd_special > BLCKSZ)
+		SimhashLeafCorrupt("The page's areas overlap.");
+	if ((ph->pd_lower - opaque->sorted_end) % SIMHASH_RAW_ENTRY_SIZE != 0 ||
+		SimhashLeafAppendCount(page) > SIMHASH_MAX_APPEND)
+		SimhashLeafCorrupt("The append area is not a whole number of entries, or too long.");
+	sorted_bytes = opaque->sorted_end - start;
+	if (sorted_bytes < (Size) opaque->nsorted * SIMHASH_MIN_ENCODED_ENTRY ||
+		sorted_bytes > (Size) opaque->nsorted * SIMHASH_MAX_ENCODED_ENTRY)
+		SimhashLeafCorrupt("The sorted area's size does not fit its entry count.");
+	nrestarts = (ph->pd_special - ph->pd_upper) / sizeof(uint16);
+	if (nrestarts != (opaque->nsorted + SIMHASH_RESTART_INTERVAL - 1) / SIMHASH_RESTART_INTERVAL)
+		SimhashLeafCorrupt("The restart array does not fit the entry count.");
+	restarts = (const uint16 *) ((char *) page + ph->pd_upper);
+	for (int i = 0; i < nrestarts; i++)
+		if ((i == 0 && restarts[i] != start) ||
+			(i > 0 && restarts[i] <= restarts[i - 1]) ||
+			restarts[i] + SIMHASH_MIN_ENCODED_ENTRY > opaque->sorted_end)
+			SimhashLeafCorrupt("A restart points outside the sorted area.");
+}
+
 /*
  * Position a cursor on a leaf at the first sorted entry whose sort key may
  * be >= "from" (an earlier one at worst), and at the start of the append
@@ -369,6 +428,8 @@ SimhashLeafCursorSeek(SimhashLeafCursor *cur, Page page, SimhashSortKey from)
 	int			lo = 0,
 				hi = nrestarts - 1,
 				found = 0;
+
+	SimhashCheckLeafLayout(page);
 
 	/* last restart whose sort key is <= from */
 	while (lo <= hi)
@@ -418,6 +479,8 @@ SimhashLeafCursorNextSorted(SimhashLeafCursor *cur, SimhashEntry *e)
 	opaque = SimhashPageGetOpaque(cur->page);
 	index = opaque->nsorted - cur->nsorted_left;
 	delta = SimhashGetVarint(&cur->pos);
+	if (cur->pos + 6 > cur->end)
+		SimhashLeafCorrupt("The sorted area ends inside an entry.");
 	cur->prev = (index % SIMHASH_RESTART_INTERVAL == 0) ? delta : cur->prev + delta;
 	e->skey = cur->prev;
 	e->rest = SimhashGetRest(cur->pos);

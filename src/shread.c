@@ -27,6 +27,7 @@
  */
 #include "postgres.h"
 
+#include "miscadmin.h"
 #include "storage/bufmgr.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
@@ -178,6 +179,8 @@ SimhashProbeKey(IndexScanDesc scan, int band, uint16 key)
 			break;
 		next = op->rightlink;
 		UnlockReleaseBuffer(buf);
+		/* no lock held here: a damaged right-link chain can be cancelled */
+		CHECK_FOR_INTERRUPTS();
 		buf = ReadBuffer(index, next);
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 	}

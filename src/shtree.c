@@ -74,6 +74,16 @@ SimhashCheckTreePage(Relation index, Buffer buf, int band, int level)
 						RelationGetRelationName(index), BufferGetBlockNumber(buf),
 						opaque->band, opaque->level, band, level),
 				 errhint("Please REINDEX it.")));
+	/* an internal page's pivots must lie within it: descents index them */
+	if (!(opaque->flags & SIMHASH_LEAF) &&
+		(((PageHeader) page)->pd_lower < MAXALIGN(SizeOfPageHeaderData) + sizeof(SimhashPivot) ||
+		 ((PageHeader) page)->pd_lower > ((PageHeader) page)->pd_upper ||
+		 ((PageHeader) page)->pd_upper > ((PageHeader) page)->pd_special))
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\" block %u has a corrupted pivot area",
+						RelationGetRelationName(index), BufferGetBlockNumber(buf)),
+				 errhint("Please REINDEX it.")));
 }
 
 /*
@@ -90,6 +100,8 @@ SimhashMoveRight(Relation index, Buffer buf, SimhashSortKey target, int mode)
 		Page		page = BufferGetPage(buf);
 		SimhashPageOpaque opaque = SimhashPageGetOpaque(page);
 		BlockNumber next;
+		int			band = opaque->band;
+		int			level = opaque->level;
 
 		if ((opaque->flags & SIMHASH_RIGHTMOST) || target < opaque->high)
 			return buf;
@@ -103,6 +115,8 @@ SimhashMoveRight(Relation index, Buffer buf, SimhashSortKey target, int mode)
 		CHECK_FOR_INTERRUPTS();
 		buf = ReadBuffer(index, next);
 		LockBuffer(buf, mode);
+		/* a sibling is on the same tree and level */
+		SimhashCheckTreePage(index, buf, band, level);
 	}
 }
 

@@ -374,9 +374,9 @@ SimhashLeafCorrupt(const char *what)
 /*
  * Check the layout of a leaf before decoding it, so that no damaged page
  * makes a reader leave the page: the areas are nested as shpage.c lays
- * them out, the sorted area's size fits its entry count, and every restart
- * points into the sorted area in increasing order.  Cheap next to decoding:
- * a few comparisons and one pass over the restarts.
+ * them out, and the sorted area's size and the restart array fit the entry
+ * count.  A few comparisons; the restarts a search reads are checked where
+ * it reads them (SimhashLeafCursorSeek).
  */
 static void
 SimhashCheckLeafLayout(Page page)
@@ -406,11 +406,8 @@ SimhashCheckLeafLayout(Page page)
 	if (nrestarts != (opaque->nsorted + SIMHASH_RESTART_INTERVAL - 1) / SIMHASH_RESTART_INTERVAL)
 		SimhashLeafCorrupt("The restart array does not fit the entry count.");
 	restarts = (const uint16 *) ((char *) page + ph->pd_upper);
-	for (int i = 0; i < nrestarts; i++)
-		if ((i == 0 && restarts[i] != start) ||
-			(i > 0 && restarts[i] <= restarts[i - 1]) ||
-			restarts[i] + SIMHASH_MIN_ENCODED_ENTRY > opaque->sorted_end)
-			SimhashLeafCorrupt("A restart points outside the sorted area.");
+	if (nrestarts > 0 && restarts[0] != start)
+		SimhashLeafCorrupt("The first restart is not the first entry.");
 }
 
 /*
@@ -437,6 +434,9 @@ SimhashLeafCursorSeek(SimhashLeafCursor *cur, Page page, SimhashSortKey from)
 		int			mid = (lo + hi) / 2;
 		const char *q = (char *) page + restarts[mid];
 
+		if (restarts[mid] < MAXALIGN(SizeOfPageHeaderData) ||
+			restarts[mid] + SIMHASH_MIN_ENCODED_ENTRY > opaque->sorted_end)
+			SimhashLeafCorrupt("A restart points outside the sorted area.");
 		if (SimhashGetVarint(&q) <= from)
 		{
 			found = mid;

@@ -58,7 +58,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import psycopg2  # noqa: E402
 
-from fuzz import data, queries, scalar  # noqa: E402
+from fuzz import data, neardup, queries, radius, scalar  # noqa: E402
 from fuzz.runner import CaseFailure, Lost, Runner  # noqa: E402
 
 DML_EVERY = 25
@@ -69,6 +69,9 @@ RANDOM_KINDS = [
     (6, scalar.gen_text), (1, scalar.gen_huge), (4, scalar.gen_arrays),
     (3, scalar.gen_tsvector), (5, scalar.gen_encoding), (4, scalar.gen_inspect),
     (2, scalar.gen_copy), (2, scalar.gen_ddl), (3, queries.gen_cursor), (3, queries.gen_function),
+    (2, radius.gen_radius_weight), (3, radius.gen_radius_text), (1, radius.gen_huge_radius),
+    (3, radius.gen_blocks), (1, radius.gen_block_join),
+    (8, neardup.gen_trigger_args), (8, neardup.gen_trigger_dml),
 ]
 # plan shapes a full run must have produced, or the fuzzer has lost its reach
 REQUIRED_PLANS = ["simhash Index Scan", "simhash Bitmap Index Scan", "simhash Index Scan (nearest)",
@@ -173,6 +176,7 @@ def setup(runner, config):
         side.close()
         del runner.sessions[name + "_admin"]
         runner.add_session(name, data.FUZZ, db)
+    neardup.setup(runner)
     runner.start_time = runner.postmaster_start()
     ctx = queries.Context(runner, model, config)
     ctx.index_names = {n for n, kind in data.simhash_indexes(admin) if kind == "i"}
@@ -215,7 +219,8 @@ def main():
         return 1
     print("fuzz: setup done in %.0f s" % (time.time() - began), flush=True)
     go = True
-    sweep = queries.sweep_cases(ctx) if config.sweep or config.case.startswith("s") else []
+    sweep = (queries.sweep_cases(ctx) + radius.sweep_specs() + neardup.sweep_specs()
+             if config.sweep or config.case.startswith("s") else [])
     if config.case.startswith("s"):
         i = int(config.case[1:])
         rng = data.fresh_rng(config.seed, "s", i)

@@ -39,6 +39,9 @@ superuser, through a method that lets the new roles log in, e.g. trust):
                            'sp:ball*+k:2147483647,kind:inspect+arg:0'; a case that
                            has a tag matching every pattern of an entry is not run;
                            'check:joinmem' turns off the band join's memory check
+  SIMHASH_FUZZ_KNOWN       1 runs the statements of known, unfixed defects too
+                           (fuzz/neardup.py KNOWN_FAILURES; by default they are
+                           avoided and counted)
   SIMHASH_FUZZ_MAX_FAILURES  stop after this many distinct failures (default 10)
   SIMHASH_FUZZ_KINDS       only these generators for random cases, e.g. join,knn
                            (the names after gen_ in fuzz/queries.py, fuzz/scalar.py)
@@ -93,6 +96,7 @@ class Config:
         self.max_failures = int(env("SIMHASH_FUZZ_MAX_FAILURES", "10"))
         self.verbose = env("SIMHASH_FUZZ_VERBOSE", "") == "1"
         self.keep = env("SIMHASH_FUZZ_KEEP", "") == "1"
+        self.known = env("SIMHASH_FUZZ_KNOWN", "") == "1"
         self.kinds = [k for k in env("SIMHASH_FUZZ_KINDS", "").split(",") if k]
 
 
@@ -258,6 +262,9 @@ def main():
     print("fuzz: seconds by kind of case: " + ", ".join("%s %.1f" % kv for kv in sorted(runner.times.items())))
     if True:
         print("fuzz: slowest cases:\n  " + "\n  ".join("%.2f s %s %s" % x for x in runner.slowest))
+    for name, n in sorted(runner.known.items()):
+        print("fuzz: KNOWN FAILURE avoided %d times (SIMHASH_FUZZ_KNOWN=1 runs it): %s: %s"
+              % (n, name, neardup.KNOWN_FAILURES[name]))
     print("fuzz: expected errors seen: " + ", ".join("%s %d" % kv for kv in sorted(runner.codes.items())))
     missing = [p for p in REQUIRED_PLANS if p not in runner.seen]
     if missing and go and config.sweep and not config.case and not runner.failures:

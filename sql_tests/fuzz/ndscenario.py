@@ -60,6 +60,8 @@ class Scenario:
         self.bases = [[rng.choice(words) for _ in range(rng.randint(3, 25))] for _ in range(rng.randint(1, 3))]
         self.centres = [rng.getrandbits(64) for _ in range(rng.randint(1, 3))]
         self.next_id = rng.randint(1, 60)
+        self.run_known = False
+        self.avoided = []
 
     def trigger_args(self):
         args = ["fp", qlit(str(self.k)) if self.k == "auto" or self.rng.random() < 0.5 else str(self.k),
@@ -215,6 +217,9 @@ def update_statement(sess, sc, table):
             sets["id"] = rng.choice([rng.randint(0, 49), rng.randint(50, 99), rng.randint(100, 300)])
     if not sets:
         return
+    if "site" in sc.scope and "site" in sets and sets["site"] is None and old["site"] is not None \
+            and "UPDATE" in sc.events and sc.index == "all" and avoid_known(sc, "scope_null_update"):
+        return
     sql = "UPDATE fzown.nd SET %s WHERE id = %d%s" % (", ".join("%s = %s" % (c, lit(c, v)) for c, v in sets.items()),
                                                       old["id"], RETURNING)
     out = sess.run(sql)
@@ -232,6 +237,14 @@ def delete_statement(sess, sc, table):
     if code:
         return expect_code(out, code, sql)
     check(sorted(need(out, sql)) == sorted((r["id"],) for r in gone), "wrong result", "%s: %r" % (sql, out.rows))
+
+
+def avoid_known(sc, name):
+    """True (and counted) if a known failure is not to be run (neardup.KNOWN_FAILURES)."""
+    if sc.run_known:
+        return False
+    sc.avoided.append(name)
+    return True
 
 
 def dml_statement(sess, sc, table):
@@ -332,6 +345,7 @@ def gen_trigger_dml(ctx, rng, action=None, db=None, partitioned=None):
             "pk:%s" % sc.pk, "events:" + ",".join(sorted(sc.events))]
 
     def run(ctx):
+        sc.run_known = ctx.config.known
         sess = ctx.r.s(SESSIONS[db])
         table = create(sess, sc)
         for _ in range(rng.randint(3, 9)):
@@ -343,4 +357,6 @@ def gen_trigger_dml(ctx, rng, action=None, db=None, partitioned=None):
             else:
                 dml_statement(sess, sc, table)
         verify(sess, sc, table)
+        for name in sc.avoided:
+            ctx.r.known[name] = ctx.r.known.get(name, 0) + 1
     return tags, run

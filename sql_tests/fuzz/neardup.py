@@ -27,6 +27,13 @@ from .runner import CaseFailure
 from .scalar import check, need
 from .spell import INT2, INT4, INT8, flip, hexfp, qlit
 
+# Defects of src/ the fuzzer found, not fixed yet: the statements that trigger them are
+# not run (and are counted in the summary) unless SIMHASH_FUZZ_KNOWN=1.  Each has a
+# minimal reproduction in sql_tests/fuzz/known_failures.sql.
+KNOWN_FAILURES = {
+    "scope_null_update": "server crash (SIGSEGV): an UPDATE that sets a by-reference scope column "
+                         "(text) to NULL on a row whose value was not NULL; see known_failures.sql, 1",
+}
 SESSIONS = {"utf8": "fuzz", "latin1": "latin1", "sqlascii": "sqlascii"}
 WORDS = {
     "utf8": "the quick brown fox jumps over lazy dog near duplicate text kernel 数据 文本 中文 カタカナ "

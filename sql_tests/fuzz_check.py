@@ -74,7 +74,7 @@ RANDOM_KINDS = [
     (2, scalar.gen_copy), (2, scalar.gen_ddl), (3, queries.gen_cursor), (3, queries.gen_function),
     (2, radius.gen_radius_weight), (3, radius.gen_radius_text), (1, radius.gen_huge_radius),
     (3, radius.gen_blocks), (1, radius.gen_block_join),
-    (8, neardup.gen_trigger_args), (8, neardup.gen_trigger_dml),
+    (8, neardup.gen_trigger_args), (12, neardup.gen_trigger_dml),
 ]
 # plan shapes a full run must have produced, or the fuzzer has lost its reach
 REQUIRED_PLANS = ["simhash Index Scan", "simhash Bitmap Index Scan", "simhash Index Scan (nearest)",

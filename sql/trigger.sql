@@ -385,6 +385,23 @@ INSERT INTO nopk VALUES (2, bits(1));
 SELECT * FROM noidx;
 SELECT * FROM nopk;
 
-DROP TABLE art, misuse, nd, tenant_docs, gen, viatrig, pdocs, pdocs2, rls_docs, noidx, nopk;
+-- an UPDATE that sets a scope column to NULL takes the row out of scope
+-- (found by the fuzzer: comparing the old scope with the unset new one
+-- crashed the server); one of two scope columns, the first or the second
+CREATE TABLE scope_null (id int PRIMARY KEY, fp simhash64, site text, lang text);
+CREATE INDEX ON scope_null USING simhash (fp);
+CREATE TRIGGER n BEFORE INSERT OR UPDATE ON scope_null FOR EACH ROW
+	EXECUTE FUNCTION simhash_near_duplicate_trigger(fp, 3, 'reject', 'scope=site,lang');
+INSERT INTO scope_null VALUES (1, bits(0), 'a', 'en'), (2, bits(20), 'a', 'en');
+UPDATE scope_null SET lang = NULL WHERE id = 1;
+UPDATE scope_null SET site = NULL WHERE id = 2;
+-- a row out of scope blocks nothing; coming back into scope, it is checked
+INSERT INTO scope_null VALUES (3, bits(1), 'a', 'en');
+SELECT sqlstate_of($$UPDATE scope_null SET lang = 'en' WHERE id = 1$$) AS back_in_scope;
+UPDATE scope_null SET lang = 'fr' WHERE id = 1;
+SELECT id, fp <-> bits(0) AS bits, site, lang FROM scope_null ORDER BY id;
+
+DROP TABLE art, misuse, nd, tenant_docs, gen, viatrig, pdocs, pdocs2, rls_docs, noidx, nopk,
+	scope_null;
 DROP FUNCTION fp_trigger_with(text), nd_trigger_with(text, text, text), bits(int), error_fields(text);
 DROP ROLE simhash_trigger_user;

@@ -658,7 +658,14 @@ simhash_near_duplicate_trigger(PG_FUNCTION_ARGS)
 
 	has_fp = SimhashRowFingerprint(info, tuple, slot, desc, &fp);
 	in_scope = SimhashRowScope(info, tuple, desc, scope, &scope_hash);
-	if (update && SimhashUpdateKeepsCheck(info, trigdata, desc, has_fp, fp, scope))
+	/*
+	 * An update that keeps the fingerprint and the scope keeps the check the
+	 * row passed.  Only a row in scope has scope values to compare: a NULL
+	 * one leaves the rest of scope[] unset (and out of scope, nothing is
+	 * checked anyway).
+	 */
+	if (update && in_scope &&
+		SimhashUpdateKeepsCheck(info, trigdata, desc, has_fp, fp, scope))
 		return PointerGetDatum(tuple);
 
 	memset(&match, 0, sizeof(match));

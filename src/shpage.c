@@ -1,21 +1,11 @@
 /*-------------------------------------------------------------------------
  *
  * shpage.c
- *	  Page layouts of the simhash index: metapage, internal pages, leaves.
+ *	  Page layouts of the simhash index.
  *
- * A leaf keeps most entries in a sorted, compressed area and takes single
- * insertions in a small append area of raw entries (shindex.h has the
- * picture).  In the sorted area each entry is
- *
- *		varint(sort key - previous sort key)	1..9 bytes
- *		rest									6 bytes, little endian
- *
- * except every SIMHASH_RESTART_INTERVAL-th entry, a "restart", whose sort
- * key is written in full (delta from 0) and whose offset is recorded in the
- * restart array, so that a probe can binary-search the restarts and decode
- * at most SIMHASH_RESTART_INTERVAL entries before reaching its key.  Within
- * one key, consecutive TIDs differ by a few hundred heap blocks, so a delta
- * takes about 3 bytes and an entry about 9, against 12 uncompressed.
+ * The metapage, internal pages, and leaves with their sorted (delta-encoded,
+ * with restarts) and append areas; checks of a leaf's layout before it is
+ * decoded.  See src/README, "Pages" and "Entry encoding".
  *
  * Copyright (c) 2026, the simhash authors
  *

@@ -335,6 +335,51 @@ SimhashSetupLeaves(SimhashNearDupInfo *info, Relation rel, const char *fp_col,
 }
 
 /*
+ * The column names of an option "name=a,b,..." (identifiers, as SQL reads
+ * them); "detail" is the complaint if they cannot be read.
+ */
+static char **
+SimhashParseColumnList(Trigger *trigger, const char *arg, const char *detail, int *n)
+{
+	List	   *names = NIL;
+	char	  **result;
+	ListCell   *lc;
+	int			i = 0;
+
+	if (!SplitIdentifierString(pstrdup(strchr(arg, '=') + 1), ',', &names) || names == NIL)
+		SimhashBadArgument(trigger, detail, arg);
+	*n = list_length(names);
+	result = palloc(sizeof(char *) * *n);
+	foreach(lc, names)
+		result[i++] = lfirst(lc);
+	return result;
+}
+
+/* The option "text=a,b,...": the columns k 'auto' is computed from. */
+static void
+SimhashParseTextColumns(SimhashNearDupInfo *info, Trigger *trigger, Relation rel,
+						const char *arg)
+{
+	char	  **names = SimhashParseColumnList(trigger, arg,
+												gettext_noop("Cannot read the text columns of \"%s\"."),
+												&info->ntext);
+
+	info->text_attno = palloc(sizeof(AttrNumber) * info->ntext);
+	for (int i = 0; i < info->ntext; i++)
+	{
+		AttrNumber	attno = SimhashTriggerColumn(rel, names[i], "text");
+
+		if (!IsBinaryCoercible(TupleDescAttr(RelationGetDescr(rel), attno - 1)->atttypid,
+							   TEXTOID))
+			ereport(ERROR,
+					(errcode(ERRCODE_DATATYPE_MISMATCH),
+					 errmsg("column \"%s\" of table \"%s\" is not of a text type",
+							names[i], RelationGetRelationName(rel))));
+		info->text_attno[i] = attno;
+	}
+}
+
+/*
  * Work out the trigger's definition and the competing tables, once per
  * statement (cached in fn_extra, which lives as long as the statement).
  */
@@ -384,42 +429,11 @@ SimhashNearDupSetup(FunctionCallInfo fcinfo, TriggerData *trigdata)
 		const char *arg = trigger->tgargs[i];
 
 		if (strncmp(arg, "scope=", 6) == 0)
-		{
-			List	   *names = NIL;
-			char	   *list = pstrdup(arg + 6);
-			ListCell   *lc;
-			int			n = 0;
-
-			if (!SplitIdentifierString(list, ',', &names) || names == NIL)
-				SimhashBadArgument(trigger, "Cannot read the scope columns of \"%s\".", arg);
-			info->nscope = list_length(names);
-			scope_names = palloc(sizeof(char *) * info->nscope);
-			foreach(lc, names)
-				scope_names[n++] = lfirst(lc);
-		}
+			scope_names = SimhashParseColumnList(trigger, arg,
+												 gettext_noop("Cannot read the scope columns of \"%s\"."),
+												 &info->nscope);
 		else if (strncmp(arg, "text=", 5) == 0)
-		{
-			List	   *names = NIL;
-			ListCell   *lc;
-			int			n = 0;
-
-			if (!SplitIdentifierString(pstrdup(arg + 5), ',', &names) || names == NIL)
-				SimhashBadArgument(trigger, "Cannot read the text columns of \"%s\".", arg);
-			info->ntext = list_length(names);
-			info->text_attno = palloc(sizeof(AttrNumber) * info->ntext);
-			foreach(lc, names)
-			{
-				AttrNumber	attno = SimhashTriggerColumn(rel, lfirst(lc), "text");
-
-				if (!IsBinaryCoercible(TupleDescAttr(RelationGetDescr(rel), attno - 1)->atttypid,
-									   TEXTOID))
-					ereport(ERROR,
-							(errcode(ERRCODE_DATATYPE_MISMATCH),
-							 errmsg("column \"%s\" of table \"%s\" is not of a text type",
-									(char *) lfirst(lc), RelationGetRelationName(rel))));
-				info->text_attno[n++] = attno;
-			}
-		}
+			SimhashParseTextColumns(info, trigger, rel, arg);
 		else if (strncmp(arg, "link_key=", 9) == 0)
 			key_col = arg + 9;
 		else if (strncmp(arg, "link_distance=", 14) == 0)

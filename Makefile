@@ -3,6 +3,7 @@
 MODULE_big = simhash
 OBJS = \
 	src/ball.o \
+	src/clusters.o \
 	src/distance.o \
 	src/fingerprint.o \
 	src/planner.o \
@@ -32,7 +33,7 @@ EXTENSION = simhash
 DATA = src/simhash--0.1.0.sql src/simhash--0.1.0--0.2.0.sql
 PGFILEDESC = "simhash - near-duplicate text detection"
 
-REGRESS = type distance fingerprint index planner join radius security
+REGRESS = type distance fingerprint index planner join radius security clusters
 REGRESS_OPTS = --inputdir=. --load-extension=simhash
 
 # isolation specs: sql_tests/isolation/specs/*.spec, expected/*.out

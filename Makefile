@@ -3,6 +3,7 @@
 MODULE_big = simhash
 OBJS = \
 	src/ball.o \
+	src/clusterjoin.o \
 	src/clusters.o \
 	src/distance.o \
 	src/fingerprint.o \

@@ -15,13 +15,37 @@ SET work_mem = '4MB';
 SET hash_mem_multiplier = 500;
 SET maintenance_work_mem = '1GB';
 
--- wall time of running a query to its end in the server
-CREATE OR REPLACE FUNCTION cl_run_ms(query text) RETURNS float8 LANGUAGE plpgsql AS $$
-DECLARE t0 timestamptz; r record;
+-- CPU time (user + system) of this backend so far, in ms, from
+-- /proc/self/stat (in clock ticks of 10 ms): unlike wall time, it does not
+-- grow when other processes share the machine's two cores
+CREATE OR REPLACE FUNCTION cl_cpu_ms() RETURNS float8 LANGUAGE sql AS $$
+	SELECT (f[14]::float8 + f[15]::float8) * 10
+	FROM regexp_split_to_array(split_part(pg_read_file('/proc/self/stat'), ') ', 2), ' ') AS s(g),
+		 LATERAL (SELECT array['', ''] || g AS f) x
+$$;
+-- wall time and CPU time of running a query to its end in the server
+CREATE OR REPLACE FUNCTION cl_run(query text, OUT wall_ms float8, OUT cpu_ms float8)
+LANGUAGE plpgsql AS $$
+DECLARE t0 timestamptz; c0 float8; r record;
 BEGIN
+	c0 := cl_cpu_ms();
 	t0 := clock_timestamp();
 	EXECUTE query INTO r;
-	RETURN extract(epoch FROM clock_timestamp() - t0) * 1000;
+	wall_ms := extract(epoch FROM clock_timestamp() - t0) * 1000;
+	cpu_ms := cl_cpu_ms() - c0;
+END $$;
+-- the band join and simhash_clusters, one after the other, "rounds" times
+CREATE OR REPLACE FUNCTION cl_rounds(joinq text, clustersq text, rounds int)
+RETURNS TABLE (round int, join_wall_ms float8, join_cpu_ms float8,
+			   clusters_wall_ms float8, clusters_cpu_ms float8)
+LANGUAGE plpgsql AS $$
+BEGIN
+	FOR r IN 1 .. rounds LOOP
+		round := r;
+		SELECT * INTO join_wall_ms, join_cpu_ms FROM cl_run(joinq);
+		SELECT * INTO clusters_wall_ms, clusters_cpu_ms FROM cl_run(clustersq);
+		RETURN NEXT;
+	END LOOP;
 END $$;
 -- "SimhashJoin" if the band join runs the query, else "other"
 CREATE OR REPLACE FUNCTION cl_top_join(query text) RETURNS text LANGUAGE plpgsql AS $$
@@ -46,9 +70,10 @@ SELECT 'join_plan', cl_top_join(:'join');
 SELECT 'join_pairs', (:join) AS pairs;
 SELECT 'clusters_result', clustered_rows || ' rows in ' || clusters || ' clusters of 2+, largest ' || largest FROM (:clusters) x;
 SELECT 'rounds', :rounds;
-SELECT 'join_ms', cl_run_ms(:'join'), 'clusters_ms', cl_run_ms(:'clusters') FROM generate_series(1, :rounds);
+-- round, band join wall and CPU ms, simhash_clusters wall and CPU ms
+SELECT 'round_join_wall_cpu_clusters_wall_cpu_ms', * FROM cl_rounds(:'join', :'clusters', :rounds);
 -- the result kept in memory (work_mem 1 GB; the band join does not use
 -- work_mem but through hash_mem, 2 GB either way)
 SET work_mem = '1GB';
 SET hash_mem_multiplier = 2;
-SELECT 'join_ms_work_mem_1GB', cl_run_ms(:'join'), 'clusters_ms_work_mem_1GB', cl_run_ms(:'clusters');
+SELECT 'work_mem_1GB_join_wall_cpu_clusters_wall_cpu_ms', * FROM cl_rounds(:'join', :'clusters', 1);

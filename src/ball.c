@@ -27,6 +27,7 @@
 #include "catalog/pg_type.h"
 #include "libpq/pqformat.h"
 #include "utils/builtins.h"
+#include "utils/lsyscache.h"
 #include "utils/syscache.h"
 
 #include "shindex.h"
@@ -40,48 +41,6 @@ PG_FUNCTION_INFO_V1(simhash_ball_center);
 PG_FUNCTION_INFO_V1(simhash_ball_radius);
 PG_FUNCTION_INFO_V1(simhash64_within_ball);
 PG_FUNCTION_INFO_V1(simhash_ball_contains);
-
-/* Is funcid a C function of this library with the given symbol? */
-static bool
-SimhashFuncHasSymbol(Oid funcid, const char *symbol)
-{
-	HeapTuple	tup = SearchSysCache1(PROCOID, ObjectIdGetDatum(funcid));
-	bool		result = false;
-
-	if (HeapTupleIsValid(tup))
-	{
-		bool		isnull;
-		Datum		src = SysCacheGetAttr(PROCOID, tup, Anum_pg_proc_prosrc, &isnull);
-
-		result = !isnull && strcmp(TextDatumGetCString(src), symbol) == 0;
-		ReleaseSysCache(tup);
-	}
-	return result;
-}
-
-/*
- * Is typid the simhash_ball type?  Recognised by its input function, so
- * that nothing depends on the schema the extension lives in.
- */
-bool
-SimhashTypeIsBall(Oid typid)
-{
-	HeapTuple	tup = SearchSysCache1(TYPEOID, ObjectIdGetDatum(typid));
-	Oid			input;
-
-	if (!HeapTupleIsValid(tup))
-		return false;
-	input = ((Form_pg_type) GETSTRUCT(tup))->typinput;
-	ReleaseSysCache(tup);
-	return SimhashFuncHasSymbol(input, "simhash_ball_in");
-}
-
-/* Is funcid the constructor simhash_ball(simhash64, int4)? */
-bool
-SimhashFuncIsBallConstructor(Oid funcid)
-{
-	return SimhashFuncHasSymbol(funcid, "simhash_ball_make");
-}
 
 /* Allocate a ball; its radius is normalized to [-1, 64]. */
 static SimhashBall *

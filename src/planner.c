@@ -11,7 +11,7 @@
  *		dist(col, q) <= k		dist(col, q) < k
  *		k >= dist(col, q)		k > dist(col, q)
  *
- * where dist is the index's distance operator <-> (or its function hamming,
+ * where dist is the distance operator <-> (or its function hamming,
  * arguments in either order), col matches the index column, k is of any
  * integer type, and neither q nor k involves the relation itself or
  * anything volatile.  For each it adds the equivalent clause
@@ -35,9 +35,9 @@
  * The hook is always in place before paths are built: the library is loaded
  * when the relcache opens a simhash index (get_relation_info) and when
  * constant folding calls the support function of the distance function.
- * Operators are found through the index's operator family, so ALTER
- * EXTENSION SET SCHEMA changes nothing, and a session whose extension was
- * dropped simply finds no simhash index any more.
+ * Clauses are recognized by clause.c and the objects by OID (catalog.c),
+ * so ALTER EXTENSION SET SCHEMA changes nothing, and a session whose
+ * extension was dropped simply finds no simhash index any more.
  *
  * The support functions live here too: the distance function's (which only
  * exists to get the library loaded early), and simhash_within(fp, q, k)'s,
@@ -71,9 +71,11 @@
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/selfuncs.h"
+#include "utils/guc.h"
 #include "utils/syscache.h"
 
 #include "shindex.h"
+#include "simhash_catalog.h"
 #include "simhash_planner.h"
 
 PG_FUNCTION_INFO_V1(simhash_distance_support);
@@ -81,152 +83,36 @@ PG_FUNCTION_INFO_V1(simhash_within_support);
 
 static set_rel_pathlist_hook_type prev_set_rel_pathlist_hook = NULL;
 
-/* A recognized radius clause on an index column */
-typedef struct SimhashRadiusClause
-{
-	Node	   *indexexpr;		/* the operand matching the index column */
-	Node	   *query;			/* the other operand of the distance */
-	Node	   *bound;			/* k, of an integer type */
-	int			adjust;			/* 0 for <= and >=, -1 for < and > */
-} SimhashRadiusClause;
+/* simhash.enable_rewrite: derive index conditions from distance clauses */
+static bool simhash_enable_rewrite = true;
 
 /*
- * Find the operators of a simhash operator family through the catalog.
- * Returns false if the family lacks one of them.
- */
-bool
-SimhashLookupOpfamily(Oid opfamily, Oid opcintype, SimhashOpfamilyInfo *info)
-{
-	CatCList   *oprlist;
-	Oid			argtypes[2];
-	HeapTuple	typtup;
-	char	   *nspname;
-
-	memset(info, 0, sizeof(SimhashOpfamilyInfo));
-	info->dist_opno = get_opfamily_member(opfamily, opcintype, opcintype,
-										  SIMHASH_DISTANCE_STRATEGY);
-	if (!OidIsValid(info->dist_opno))
-		return false;
-	info->dist_funcid = get_opcode(info->dist_opno);
-
-	oprlist = SearchSysCacheList1(AMOPSTRATEGY, ObjectIdGetDatum(opfamily));
-	for (int i = 0; i < oprlist->n_members; i++)
-	{
-		Form_pg_amop amop = (Form_pg_amop) GETSTRUCT(&oprlist->members[i]->tuple);
-
-		if (amop->amopstrategy == SIMHASH_WITHIN_STRATEGY &&
-			amop->amoplefttype == opcintype)
-		{
-			info->within_opno = amop->amopopr;
-			info->ball_type = amop->amoprighttype;
-		}
-	}
-	ReleaseCatCacheList(oprlist);
-	if (!OidIsValid(info->within_opno))
-		return false;
-
-	/* the ball constructor lives in the ball type's schema */
-	typtup = SearchSysCache1(TYPEOID, ObjectIdGetDatum(info->ball_type));
-	if (!HeapTupleIsValid(typtup))
-		return false;
-	nspname = get_namespace_name(((Form_pg_type) GETSTRUCT(typtup))->typnamespace);
-	ReleaseSysCache(typtup);
-	if (nspname == NULL)
-		return false;
-	argtypes[0] = opcintype;
-	argtypes[1] = INT4OID;
-	info->ball_func = LookupFuncName(list_make2(makeString(nspname),
-												makeString("simhash_ball")),
-									 2, argtypes, true);
-	return OidIsValid(info->ball_func) &&
-		get_func_rettype(info->ball_func) == info->ball_type;
-}
-
-/*
- * If node is the distance between the index column and something else,
- * return that something (and the column operand); otherwise NULL.
- */
-static Node *
-SimhashMatchDistance(Node *node, IndexOptInfo *index, const SimhashOpfamilyInfo *info,
-					 Node **indexexpr)
-{
-	List	   *args;
-
-	if (node == NULL)
-		return NULL;
-	if (IsA(node, OpExpr) && ((OpExpr *) node)->opno == info->dist_opno)
-		args = ((OpExpr *) node)->args;
-	else if (IsA(node, FuncExpr) && ((FuncExpr *) node)->funcid == info->dist_funcid)
-		args = ((FuncExpr *) node)->args;
-	else
-		return NULL;
-	if (list_length(args) != 2)
-		return NULL;
-	if (match_index_to_operand(linitial(args), 0, index))
-	{
-		*indexexpr = linitial(args);
-		return lsecond(args);
-	}
-	if (match_index_to_operand(lsecond(args), 0, index))
-	{
-		*indexexpr = lsecond(args);
-		return linitial(args);
-	}
-	return NULL;
-}
-
-/*
- * Recognize "dist(col, q) <= k" and its variants (see the file header).
- * The query and bound must not involve the relation or volatile functions.
+ * Recognize a radius clause on the index column (clause.c), and return the
+ * column operand and the query operand.  The query and the bound must not
+ * involve the relation.  simhash_within() is left to its support function.
  */
 static bool
-SimhashMatchRadiusClause(PlannerInfo *root, RelOptInfo *rel, RestrictInfo *rinfo,
-						 IndexOptInfo *index, const SimhashOpfamilyInfo *info,
-						 SimhashRadiusClause *out)
+SimhashMatchIndexClause(PlannerInfo *root, RelOptInfo *rel, RestrictInfo *rinfo,
+						IndexOptInfo *index, SimhashRadiusClause *rc,
+						Node **indexexpr, Node **query)
 {
-	OpExpr	   *op = (OpExpr *) rinfo->clause;
-	int			strategy;
-	Oid			lefttype,
-				righttype;
-	Node	   *left,
-			   *right;
-
-	if (!IsA(op, OpExpr) || list_length(op->args) != 2 || rinfo->pseudoconstant)
+	if (rinfo->pseudoconstant || !SimhashMatchRadiusClause(rinfo->clause, rc) ||
+		rc->within_call)
 		return false;
-	if (!op_in_opfamily(op->opno, INTEGER_BTREE_FAM_OID))
-		return false;
-	get_op_opfamily_properties(op->opno, INTEGER_BTREE_FAM_OID, false,
-							   &strategy, &lefttype, &righttype);
-	left = linitial(op->args);
-	right = lsecond(op->args);
-
-	out->query = SimhashMatchDistance(left, index, info, &out->indexexpr);
-	if (out->query != NULL)
+	if (match_index_to_operand(rc->a, 0, index))
 	{
-		/* dist <= k, dist < k */
-		if (strategy != BTLessEqualStrategyNumber && strategy != BTLessStrategyNumber)
-			return false;
-		out->bound = right;
-		out->adjust = (strategy == BTLessStrategyNumber) ? -1 : 0;
+		*indexexpr = rc->a;
+		*query = rc->b;
+	}
+	else if (match_index_to_operand(rc->b, 0, index))
+	{
+		*indexexpr = rc->b;
+		*query = rc->a;
 	}
 	else
-	{
-		out->query = SimhashMatchDistance(right, index, info, &out->indexexpr);
-		if (out->query == NULL)
-			return false;
-		/* k >= dist, k > dist */
-		if (strategy != BTGreaterEqualStrategyNumber && strategy != BTGreaterStrategyNumber)
-			return false;
-		out->bound = left;
-		out->adjust = (strategy == BTGreaterStrategyNumber) ? -1 : 0;
-	}
-
-	if (bms_is_member(rel->relid, pull_varnos(root, out->query)) ||
-		bms_is_member(rel->relid, pull_varnos(root, out->bound)) ||
-		contain_volatile_functions(out->query) ||
-		contain_volatile_functions(out->bound))
 		return false;
-	return true;
+	return !bms_is_member(rel->relid, pull_varnos(root, *query)) &&
+		!bms_is_member(rel->relid, pull_varnos(root, rc->bound));
 }
 
 /*
@@ -286,16 +172,16 @@ SimhashRadiusExpr(Node *bound, int adjust)
 
 /* Build "col <@ simhash_ball(query, radius)". */
 Expr *
-SimhashMakeWithinClause(PlannerInfo *root, const SimhashOpfamilyInfo *info,
-						Node *indexexpr, Node *query, Expr *radius)
+SimhashMakeWithinClause(PlannerInfo *root, Node *indexexpr, Node *query, Expr *radius)
 {
+	const SimhashCatalog *cat = SimhashGetCatalog();
 	Expr	   *ball;
 
-	ball = (Expr *) makeFuncExpr(info->ball_func, info->ball_type,
+	ball = (Expr *) makeFuncExpr(cat->ball_func, cat->ball_type,
 								 list_make2(copyObject(query), radius),
 								 InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);
 	ball = (Expr *) eval_const_expressions(root, (Node *) ball);
-	return make_opclause(info->within_opno, BOOLOID, false,
+	return make_opclause(cat->within_op, BOOLOID, false,
 						 (Expr *) copyObject(indexexpr), ball,
 						 InvalidOid, InvalidOid);
 }
@@ -328,10 +214,7 @@ SimhashEstimateRadius(PlannerInfo *root, IndexOptInfo *index, Node *indexexpr,
 		else
 		{
 			center = DatumGetSimhash64(((Const *) query)->constvalue);
-			if (index)
-				sel = SimhashIndexFraction(index, center, radius);
-			if (sel < 0)
-				sel = SimhashSelectivityWithin(&sa, center, radius);
+			sel = SimhashEstimateWithin(index, &sa, &center, NULL, false, radius);
 		}
 	}
 	else
@@ -339,18 +222,12 @@ SimhashEstimateRadius(PlannerInfo *root, IndexOptInfo *index, Node *indexexpr,
 		/* centres from another column, or like the column's own rows */
 		examine_variable(root, query, 0, &vb);
 		SimhashGetColumnStats(&vb, &sb);
-		if (index)
-			sel = SimhashIndexPairFraction(index, sb.have ? &sb : &sa, radius);
-		if (sel < 0 && sb.have)
-			sel = SimhashSelectivityPairs(&sa, &sb,
-										  HeapTupleIsValid(va.statsTuple) &&
-										  va.statsTuple == vb.statsTuple, radius);
-		else if (sel < 0)
-			sel = SimhashSelectivityPairs(&sa, &sa, true, radius);
+		sel = SimhashEstimateWithin(index, &sa, NULL, &sb,
+									HeapTupleIsValid(va.statsTuple) &&
+									va.statsTuple == vb.statsTuple, radius);
 		ReleaseVariableStats(vb);
 	}
 	ReleaseVariableStats(va);
-	CLAMP_PROBABILITY(sel);
 	return sel;
 }
 
@@ -360,8 +237,7 @@ SimhashEstimateRadius(PlannerInfo *root, IndexOptInfo *index, Node *indexexpr,
  */
 static List *
 SimhashDeriveClauses(PlannerInfo *root, RelOptInfo *rel, IndexOptInfo *index,
-					 const SimhashOpfamilyInfo *info, List *list, List *existing,
-					 List **originals)
+					 List *list, List *existing, List **originals)
 {
 	List	   *derived = NIL;
 	ListCell   *lc;
@@ -370,6 +246,8 @@ SimhashDeriveClauses(PlannerInfo *root, RelOptInfo *rel, IndexOptInfo *index,
 	{
 		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
 		SimhashRadiusClause rc;
+		Node	   *indexexpr;
+		Node	   *query;
 		Expr	   *radius;
 		Expr	   *clause;
 		RestrictInfo *newrinfo;
@@ -377,10 +255,10 @@ SimhashDeriveClauses(PlannerInfo *root, RelOptInfo *rel, IndexOptInfo *index,
 		bool		dup = false;
 		int			estradius;
 
-		if (!SimhashMatchRadiusClause(root, rel, rinfo, index, info, &rc))
+		if (!SimhashMatchIndexClause(root, rel, rinfo, index, &rc, &indexexpr, &query))
 			continue;
 		radius = SimhashRadiusExpr(rc.bound, rc.adjust);
-		clause = SimhashMakeWithinClause(root, info, rc.indexexpr, rc.query, radius);
+		clause = SimhashMakeWithinClause(root, indexexpr, query, radius);
 
 		/* once per clause, even with several simhash indexes or calls */
 		foreach(lc2, existing)
@@ -404,7 +282,7 @@ SimhashDeriveClauses(PlannerInfo *root, RelOptInfo *rel, IndexOptInfo *index,
 		estradius = IsA(radius, Const) && !((Const *) radius)->constisnull ?
 			DatumGetInt32(((Const *) radius)->constvalue) : SIMHASH_ESTIMATE_RADIUS;
 		rinfo->norm_selec = rinfo->outer_selec =
-			SimhashEstimateRadius(root, index, rc.indexexpr, rc.query, estradius);
+			SimhashEstimateRadius(root, index, indexexpr, query, estradius);
 		newrinfo->norm_selec = newrinfo->outer_selec = 1.0;
 		derived = lappend(derived, newrinfo);
 		*originals = lappend(*originals, rinfo);
@@ -522,6 +400,8 @@ SimhashSetRelPathlist(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEnt
 
 	if (prev_set_rel_pathlist_hook)
 		prev_set_rel_pathlist_hook(root, rel, rti, rte);
+	if (!simhash_enable_rewrite)
+		return;
 
 	/* only plain relations with a simhash index: a pointer comparison each */
 	if (rel->reloptkind != RELOPT_BASEREL && rel->reloptkind != RELOPT_OTHER_MEMBER_REL)
@@ -532,7 +412,8 @@ SimhashSetRelPathlist(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEnt
 	{
 		IndexOptInfo *index = lfirst_node(IndexOptInfo, lc);
 
-		if (index->amcostestimate == shcostestimate)
+		if (SimhashIsIndexAm(index->relam) &&
+			SimhashIsOpfamilyComplete(index->opfamily[0]))
 			simhash_indexes = lappend(simhash_indexes, index);
 	}
 	if (simhash_indexes == NIL)
@@ -541,17 +422,13 @@ SimhashSetRelPathlist(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEnt
 	foreach(lc, simhash_indexes)
 	{
 		IndexOptInfo *index = lfirst_node(IndexOptInfo, lc);
-		SimhashOpfamilyInfo info;
 		List	   *newrestrict;
 		List	   *newjoin;
 
-		if (!SimhashLookupOpfamily(index->opfamily[0], index->opcintype[0], &info))
-			continue;
-		newrestrict = SimhashDeriveClauses(root, rel, index, &info,
-										   rel->baserestrictinfo, rel->baserestrictinfo,
-										   &originals);
-		newjoin = SimhashDeriveClauses(root, rel, index, &info,
-									   rel->joininfo, rel->joininfo, &originals);
+		newrestrict = SimhashDeriveClauses(root, rel, index, rel->baserestrictinfo,
+										   rel->baserestrictinfo, &originals);
+		newjoin = SimhashDeriveClauses(root, rel, index, rel->joininfo,
+									   rel->joininfo, &originals);
 		rel->baserestrictinfo = list_concat(rel->baserestrictinfo, newrestrict);
 		rel->joininfo = list_concat(rel->joininfo, newjoin);
 		derivations = list_concat(derivations, newrestrict);
@@ -613,10 +490,16 @@ SimhashSetRelPathlist(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEnt
 		SimhashAttributeIndexClauses(lfirst(lc), originals, derivations);
 }
 
-/* Install the planner hook (from _PG_init). */
+/* Install the planner hook and its GUC (from _PG_init). */
 void
 SimhashInstallPlannerHook(void)
 {
+	DefineCustomBoolVariable("simhash.enable_rewrite",
+							 "Enables the planner's rewrite of distance clauses into simhash index conditions.",
+							 "With it off, \"fp <-> q <= k\" is evaluated row by row; "
+							 "\"fp <@ simhash_ball(q, k)\" and simhash_within() still use the index.",
+							 &simhash_enable_rewrite, true, PGC_USERSET, 0,
+							 NULL, NULL, NULL);
 	prev_set_rel_pathlist_hook = set_rel_pathlist_hook;
 	set_rel_pathlist_hook = SimhashSetRelPathlist;
 }
@@ -645,14 +528,13 @@ simhash_within_support(PG_FUNCTION_ARGS)
 	{
 		SupportRequestIndexCondition *req = (SupportRequestIndexCondition *) rawreq;
 		FuncExpr   *fexpr = (FuncExpr *) req->node;
-		SimhashOpfamilyInfo info;
 		Node	   *indexexpr;
 		Node	   *query;
 		Node	   *radius;
 
 		if (!IsA(fexpr, FuncExpr) || list_length(fexpr->args) != 3 ||
 			req->indexarg > 1 || req->indexcol != 0 ||
-			!SimhashLookupOpfamily(req->opfamily, exprType(linitial(fexpr->args)), &info))
+			!SimhashIsOpfamilyComplete(req->opfamily))
 			PG_RETURN_POINTER(NULL);
 		indexexpr = list_nth(fexpr->args, req->indexarg);
 		query = list_nth(fexpr->args, 1 - req->indexarg);
@@ -662,8 +544,8 @@ simhash_within_support(PG_FUNCTION_ARGS)
 			!is_pseudo_constant_for_index(req->root, radius, req->index))
 			PG_RETURN_POINTER(NULL);
 		req->lossy = false;
-		PG_RETURN_POINTER(list_make1(SimhashMakeWithinClause(req->root, &info, indexexpr,
-															 query, (Expr *) radius)));
+		PG_RETURN_POINTER(list_make1(SimhashMakeWithinClause(req->root, indexexpr, query,
+															 (Expr *) radius)));
 	}
 	if (IsA(rawreq, SupportRequestSelectivity))
 	{

@@ -44,10 +44,8 @@
 #include "utils/syscache.h"
 
 #include "shindex.h"
+#include "simhash_catalog.h"
 #include "simhash_planner.h"
-
-/* radius assumed when the plan does not know it yet */
-#define SIMHASH_DEFAULT_RADIUS	3
 
 /* most work one counting search may do, in shprobe.c's cost units */
 #define SIMHASH_COUNT_BUDGET	30000.0
@@ -126,7 +124,7 @@ SimhashGetColumnStats(VariableStatData *vardata, SimhashColumnStats *st)
 /*
  * Fraction of all rows (NULLs never match) within "radius" of "center".
  */
-double
+static double
 SimhashSelectivityWithin(const SimhashColumnStats *st, uint64 center, int radius)
 {
 	double		nonnull = 1.0 - st->nullfrac;
@@ -158,7 +156,7 @@ SimhashSelectivityWithin(const SimhashColumnStats *st, uint64 center, int radius
  * Probability that a row of column 1 and a row of column 2 are within
  * "radius" of each other (same = the same column: a self-join).
  */
-double
+static double
 SimhashSelectivityPairs(const SimhashColumnStats *a, const SimhashColumnStats *b,
 						bool same, int radius)
 {
@@ -281,7 +279,7 @@ SimhashFindIndex(PlannerInfo *root, VariableStatData *vardata)
 	{
 		IndexOptInfo *index = lfirst_node(IndexOptInfo, lc);
 
-		if (index->amcostestimate == shcostestimate &&
+		if (SimhashIsIndexAm(index->relam) &&
 			match_index_to_operand(vardata->var, 0, index))
 			return SimhashMayCount(root, index) ? index : NULL;
 	}
@@ -331,7 +329,7 @@ SimhashCountNeighbours(Oid indexoid, uint64 center, int radius)
  * index; -1 when the search would cost too much.  The planner already
  * holds a lock on the index.
  */
-double
+static double
 SimhashIndexFraction(IndexOptInfo *index, uint64 center, int radius)
 {
 	SimhashProbePlan plan;
@@ -353,7 +351,7 @@ SimhashIndexFraction(IndexOptInfo *index, uint64 center, int radius)
  * neighbourhoods of its most common values and histogram values; -1 if
  * there is nothing to sample or counting is too costly.
  */
-double
+static double
 SimhashIndexPairFraction(IndexOptInfo *index, const SimhashColumnStats *centres, int radius)
 {
 	double		nonnull = 1.0 - centres->nullfrac;
@@ -391,6 +389,45 @@ SimhashIndexPairFraction(IndexOptInfo *index, const SimhashColumnStats *centres,
 }
 
 /*
+ * The one decision tree of every estimate: the probability that a row of
+ * the fingerprint column (statistics "fp", simhash index "index" or NULL
+ * when it may not be counted) is within "radius" of a centre.  The centre
+ * is "center" when known, else drawn from "centres" (another column's
+ * statistics, or NULL for the column's own rows; "same" when they are the
+ * same pg_statistic row).  Counting in the index comes first; statistics
+ * when it would cost too much or there is no index.
+ */
+Selectivity
+SimhashEstimateWithin(IndexOptInfo *index, const SimhashColumnStats *fp,
+					  const uint64 *center, const SimhashColumnStats *centres,
+					  bool same, int radius)
+{
+	double		sel = -1;
+
+	if (center != NULL)
+	{
+		if (index)
+			sel = SimhashIndexFraction(index, *center, radius);
+		if (sel < 0)
+			sel = SimhashSelectivityWithin(fp, *center, radius);
+	}
+	else
+	{
+		if (centres == NULL || !centres->have)
+		{
+			centres = fp;
+			same = true;
+		}
+		if (index)
+			sel = SimhashIndexPairFraction(index, centres, radius);
+		if (sel < 0)
+			sel = SimhashSelectivityPairs(fp, centres, same, radius);
+	}
+	CLAMP_PROBABILITY(sel);
+	return sel;
+}
+
+/*
  * Radius of a simhash_ball(x, k) expression or constant, normalized to
  * [-1, 64]; SIMHASH_UNKNOWN_RADIUS if it is not known at plan time.
  */
@@ -398,7 +435,7 @@ int
 SimhashBallExprRadius(Node *node, uint64 *center, bool *center_known)
 {
 	*center_known = false;
-	if (node && IsA(node, Const) && SimhashTypeIsBall(((Const *) node)->consttype))
+	if (node && IsA(node, Const) && SimhashIsBallType(((Const *) node)->consttype))
 	{
 		Const	   *c = (Const *) node;
 		SimhashBall *ball;
@@ -412,7 +449,7 @@ SimhashBallExprRadius(Node *node, uint64 *center, bool *center_known)
 		return SimhashNormalizeRadius(ball->radius);
 	}
 	if (node && IsA(node, FuncExpr) && list_length(((FuncExpr *) node)->args) == 2 &&
-		SimhashFuncIsBallConstructor(((FuncExpr *) node)->funcid))
+		((FuncExpr *) node)->funcid == SimhashGetCatalog()->ball_func)
 	{
 		Node	   *k = lsecond(((FuncExpr *) node)->args);
 
@@ -443,31 +480,23 @@ simhash_ball_restrict_sel(PG_FUNCTION_ARGS)
 	IndexOptInfo *index;
 
 	if (!get_restriction_variable(root, args, varRelid, &vardata, &other, &varonleft))
-		PG_RETURN_FLOAT8(SimhashBinomialWithin(SIMHASH_DEFAULT_RADIUS));
+		PG_RETURN_FLOAT8(SimhashBinomialWithin(SIMHASH_ESTIMATE_RADIUS));
 
 	/* the variable must be the fingerprint, not a column of balls */
-	if (!SimhashTypeIsBall(exprType(other)) || SimhashTypeIsBall(exprType(vardata.var)))
+	if (!SimhashIsBallType(exprType(other)) || SimhashIsBallType(exprType(vardata.var)))
 	{
 		ReleaseVariableStats(vardata);
-		PG_RETURN_FLOAT8(SimhashBinomialWithin(SIMHASH_DEFAULT_RADIUS));
+		PG_RETURN_FLOAT8(SimhashBinomialWithin(SIMHASH_ESTIMATE_RADIUS));
 	}
 
 	radius = SimhashBallExprRadius(other, &center, &center_known);
 	if (radius == SIMHASH_UNKNOWN_RADIUS)
-		radius = SIMHASH_DEFAULT_RADIUS;
+		radius = SIMHASH_ESTIMATE_RADIUS;
 	SimhashGetColumnStats(&vardata, &st);
 	index = SimhashFindIndex(root, &vardata);
-	sel = -1;
-	if (index && center_known)
-		sel = SimhashIndexFraction(index, center, radius);
-	else if (index)
-		sel = SimhashIndexPairFraction(index, &st, radius);
-	if (sel < 0 && center_known)
-		sel = SimhashSelectivityWithin(&st, center, radius);
-	else if (sel < 0)
-		sel = SimhashSelectivityPairs(&st, &st, true, radius);
+	sel = SimhashEstimateWithin(index, &st, center_known ? &center : NULL, NULL, true,
+								radius);
 	ReleaseVariableStats(vardata);
-	CLAMP_PROBABILITY(sel);
 	PG_RETURN_FLOAT8(sel);
 }
 
@@ -489,29 +518,31 @@ simhash_ball_join_sel(PG_FUNCTION_ARGS)
 				sb;
 	uint64		center;
 	bool		center_known;
+	bool		same;
 	int			radius;
 	double		sel;
 	IndexOptInfo *index;
+	IndexOptInfo *other_index;
 
 	/* which side is the ball?  (known by its type) */
-	if (SimhashTypeIsBall(exprType(right)) && !SimhashTypeIsBall(exprType(left)))
+	if (SimhashIsBallType(exprType(right)) && !SimhashIsBallType(exprType(left)))
 	{
 		fpside = left;
 		ballside = right;
 	}
-	else if (SimhashTypeIsBall(exprType(left)) && !SimhashTypeIsBall(exprType(right)))
+	else if (SimhashIsBallType(exprType(left)) && !SimhashIsBallType(exprType(right)))
 	{
 		fpside = right;
 		ballside = left;
 	}
 	else
-		PG_RETURN_FLOAT8(SimhashBinomialWithin(SIMHASH_DEFAULT_RADIUS));
+		PG_RETURN_FLOAT8(SimhashBinomialWithin(SIMHASH_ESTIMATE_RADIUS));
 	radius = SimhashBallExprRadius(ballside, &center, &center_known);
 	if (radius == SIMHASH_UNKNOWN_RADIUS)
-		radius = SIMHASH_DEFAULT_RADIUS;
+		radius = SIMHASH_ESTIMATE_RADIUS;
 	/* only simhash_ball(x, k) tells where the centres come from */
 	if (!IsA(ballside, FuncExpr) ||
-		!SimhashFuncIsBallConstructor(((FuncExpr *) ballside)->funcid) ||
+		((FuncExpr *) ballside)->funcid != SimhashGetCatalog()->ball_func ||
 		list_length(((FuncExpr *) ballside)->args) != 2)
 		PG_RETURN_FLOAT8(SimhashBinomialWithin(radius));
 
@@ -519,19 +550,16 @@ simhash_ball_join_sel(PG_FUNCTION_ARGS)
 	examine_variable(root, linitial(((FuncExpr *) ballside)->args), 0, &vb);
 	SimhashGetColumnStats(&va, &sa);
 	SimhashGetColumnStats(&vb, &sb);
-	sel = -1;
-	if ((index = SimhashFindIndex(root, &va)) != NULL)
-		sel = SimhashIndexPairFraction(index, &sb, radius);
-	else if ((index = SimhashFindIndex(root, &vb)) != NULL)
-		sel = SimhashIndexPairFraction(index, &sa, radius);
 	/* the same pg_statistic row on both sides: a self-join */
-	if (sel < 0)
-		sel = SimhashSelectivityPairs(&sa, &sb,
-									  HeapTupleIsValid(va.statsTuple) &&
-									  va.statsTuple == vb.statsTuple,
-									  radius);
+	same = HeapTupleIsValid(va.statsTuple) && va.statsTuple == vb.statsTuple;
+	/* count in whichever side has an index: the relation is symmetric */
+	index = SimhashFindIndex(root, &va);
+	other_index = index ? NULL : SimhashFindIndex(root, &vb);
+	if (other_index)
+		sel = SimhashEstimateWithin(other_index, &sb, NULL, &sa, same, radius);
+	else
+		sel = SimhashEstimateWithin(index, &sa, NULL, &sb, same, radius);
 	ReleaseVariableStats(va);
 	ReleaseVariableStats(vb);
-	CLAMP_PROBABILITY(sel);
 	PG_RETURN_FLOAT8(sel);
 }

@@ -13,8 +13,8 @@
  *	  agrees with it in some block up to floor(k/4) bits (pigeonhole), so
  *	  probing each band for the keys near the query's block finds every
  *	  match (shprobe.c plans which keys);
- *	- small indexes stay small: a tree starts as one leaf, so an index on
- *	  1,000 rows is 6 pages;
+ *	- small indexes stay small: a tree starts as one leaf, so an empty
+ *	  index is 6 pages, and one on 1,000 rows 14;
  *	- growth needs no rebuild: B+-trees split locally (shtree.c);
  *	- clustered data (thousands of copies of one fingerprint) only makes a
  *	  key span several leaves, which a probe reads in sequence;
@@ -61,7 +61,6 @@ typedef struct SimhashBuildState
 {
 	SimhashSpool *spool;
 	double		indtuples;		/* rows added to the spool */
-	MemoryContext tmpctx;
 } SimhashBuildState;
 
 /* Bottom-up writer of one level of one tree */
@@ -333,7 +332,6 @@ shbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, SIMHASH_PHASE_SCAN);
 	bs.spool = SimhashSpoolBegin((Size) maintenance_work_mem * 1024);
 	bs.indtuples = 0;
-	bs.tmpctx = NULL;
 	reltuples = table_index_build_scan(heap, index, indexInfo, true, true,
 									   SimhashBuildCallback, (void *) &bs, NULL);
 

@@ -61,6 +61,7 @@
 #include "utils/snapmgr.h"
 
 #include "shindex.h"
+#include "simhash_catalog.h"
 
 PG_FUNCTION_INFO_V1(simhash_index_check);
 PG_FUNCTION_INFO_V1(simhash_index_stats);
@@ -75,13 +76,13 @@ typedef struct SimhashTreeSummary
 	int64		internal_pages;
 	int			levels;
 	int64		used_bytes;		/* leaf bytes used by entries and restarts */
-	uint32	   *keycounts;		/* optional: entries per key (65536) */
+	uint32	   *keycounts;		/* optional: entries per key (SIMHASH_BAND_KEYS) */
 } SimhashTreeSummary;
 
 /* a visible heap row, in the exact mode of heapallindexed */
 typedef struct SimhashHeapRow
 {
-	uint64		tidkey;			/* hash key: block << 16 | offset */
+	uint64		tidkey;			/* hash key: block << 11 | offset */
 	uint64		fp;
 	bool		isnull;
 	uint8		seen[SIMHASH_NTREES];	/* entries found per tree */
@@ -107,7 +108,7 @@ SimhashCorrupt(Relation index, BlockNumber blkno, const char *what)
 			 errmsg("simhash index \"%s\" is corrupted at block %u",
 					RelationGetRelationName(index), blkno),
 			 errdetail("%s", what),
-			 errhint("REINDEX the index.")));
+			 errhint("Please REINDEX it.")));
 }
 
 /* Mix a (tree, TID, fingerprint) triple into 64 bits for the Bloom filter. */
@@ -171,7 +172,7 @@ SimhashOpenIndex(Oid indexoid, Relation *heap_out)
 				 errmsg("could not open the table of index \"%s\"",
 						RelationGetRelationName(index)),
 				 errdetail("The index was dropped and its OID reused meanwhile.")));
-	if (index->rd_indam == NULL || index->rd_indam->ambuild != shbuild)
+	if (!SimhashIsIndexAm(index->rd_rel->relam))
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("\"%s\" is not a simhash index", RelationGetRelationName(index))));
@@ -239,6 +240,128 @@ SimhashCheckEntry(SimhashCheckState *cs, int tree, SimhashSortKey skey, uint64 f
 	}
 }
 
+/* Downlinks of one tree level, in key order */
+typedef struct SimhashDownlinks
+{
+	BlockNumber *blocks;
+	SimhashSortKey *keys;
+	int64		n;
+	int64		max;
+} SimhashDownlinks;
+
+/* Append a downlink, growing the arrays as needed. */
+static void
+SimhashAddDownlink(SimhashDownlinks *d, BlockNumber child, SimhashSortKey key)
+{
+	if (d->n == d->max)
+	{
+		d->max = Max(64, d->max * 2);
+		d->blocks = d->blocks ? repalloc_huge(d->blocks, sizeof(BlockNumber) * d->max)
+			: palloc(sizeof(BlockNumber) * d->max);
+		d->keys = d->keys ? repalloc_huge(d->keys, sizeof(SimhashSortKey) * d->max)
+			: palloc(sizeof(SimhashSortKey) * d->max);
+	}
+	d->blocks[d->n] = child;
+	d->keys[d->n] = key;
+	d->n++;
+}
+
+/* Free a downlink list's arrays. */
+static void
+SimhashFreeDownlinks(SimhashDownlinks *d)
+{
+	if (d->blocks)
+	{
+		pfree(d->blocks);
+		pfree(d->keys);
+	}
+	memset(d, 0, sizeof(SimhashDownlinks));
+}
+
+/*
+ * Check one leaf page whose keys start at "low" and pass each entry to the
+ * heap check; add it to the summary.  "entries" has room for a page.
+ */
+static void
+SimhashWalkLeaf(Relation index, int tree, BlockNumber blkno, Page page,
+				SimhashSortKey low, bool check, SimhashCheckState *cs,
+				SimhashTreeSummary *sum, SimhashEntry *entries)
+{
+	SimhashPageOpaque op = SimhashPageGetOpaque(page);
+	int			n;
+	SimhashLeafCursor cur;
+	SimhashEntry e;
+	SimhashSortKey prev = 0;
+	int			k = 0;
+
+	/* the sorted area alone must decode in strictly increasing order */
+	SimhashLeafCursorSeek(&cur, page, 0);
+	while (SimhashLeafCursorNextSorted(&cur, &e))
+	{
+		if (check && k > 0 && e.skey <= prev)
+			SimhashCorrupt(index, blkno, "Sorted entries are out of order.");
+		prev = e.skey;
+		k++;
+	}
+	if (check && (k != op->nsorted || cur.pos != cur.end))
+		SimhashCorrupt(index, blkno, "The sorted area does not decode to its recorded size.");
+
+	n = SimhashLeafDecode(page, entries);
+	for (int i = 0; i < n; i++)
+	{
+		uint64		fp;
+
+		if (check && i > 0 && entries[i].skey <= entries[i - 1].skey)
+			SimhashCorrupt(index, blkno, "An appended entry repeats a sorted one.");
+		if (check && (entries[i].skey < low ||
+					  (!(op->flags & SIMHASH_RIGHTMOST) && entries[i].skey >= op->high)))
+			SimhashCorrupt(index, blkno, "An entry lies outside the page's key range.");
+		if (check && (entries[i].rest & ~SIMHASH_REST_MASK) != 0)
+			SimhashCorrupt(index, blkno, "An entry's rest has more than 48 bits.");
+		fp = (tree == SIMHASH_NULL_BAND) ? 0 :
+			SimhashFingerprintOf(SimhashSortKeyKey(entries[i].skey),
+								 entries[i].rest, tree);
+		if (check && tree == SIMHASH_NULL_BAND &&
+			(SimhashSortKeyKey(entries[i].skey) != 0 || entries[i].rest != 0))
+			SimhashCorrupt(index, blkno, "A NULL entry has a fingerprint.");
+		if (cs)
+			SimhashCheckEntry(cs, tree, entries[i].skey, fp, blkno);
+		if (sum->keycounts)
+			sum->keycounts[SimhashSortKeyKey(entries[i].skey)]++;
+	}
+	sum->entries += n;
+	sum->appended += SimhashLeafAppendCount(page);
+	sum->leaf_pages++;
+	sum->used_bytes += SimhashLeafCapacity - SimhashLeafFreeSpace(page);
+}
+
+/*
+ * Check the pivots of one internal page whose keys start at "low", and
+ * collect its downlinks for the level below.
+ */
+static void
+SimhashWalkInternal(Relation index, BlockNumber blkno, Page page, SimhashSortKey low,
+					bool check, SimhashTreeSummary *sum, SimhashDownlinks *below)
+{
+	SimhashPageOpaque op = SimhashPageGetOpaque(page);
+	SimhashPivot *pivots = SimhashPageGetPivots(page);
+	int			np = SimhashPageNumPivots(page);
+
+	if (check && np == 0)
+		SimhashCorrupt(index, blkno, "An internal page has no pivots.");
+	for (int i = 0; i < np; i++)
+	{
+		SimhashSortKey key = SimhashPivotKey(&pivots[i]);
+
+		if (check && ((i == 0 && key != low) ||
+					  (i > 0 && key <= SimhashPivotKey(&pivots[i - 1])) ||
+					  (!(op->flags & SIMHASH_RIGHTMOST) && key >= op->high)))
+			SimhashCorrupt(index, blkno, "Pivot keys are out of order or out of range.");
+		SimhashAddDownlink(below, pivots[i].child, key);
+	}
+	sum->internal_pages++;
+}
+
 /*
  * Walk one tree level by level; check invariants (when "check"), and
  * gather a summary.  With heapallindexed, every leaf entry also goes to
@@ -249,10 +372,8 @@ SimhashWalkTree(Relation index, int tree, BlockNumber root, uint16 rootlevel,
 				bool check, SimhashCheckState *cs, SimhashTreeSummary *sum)
 {
 	BlockNumber leftmost = root;
-	BlockNumber *children = NULL;	/* downlinks of the level above, in order */
-	SimhashSortKey *childkeys = NULL;
-	int64		nchildren = 0;
-	SimhashEntry *entries = palloc(sizeof(SimhashEntry) * (BLCKSZ / 7 + SIMHASH_MAX_APPEND));
+	SimhashDownlinks above = {0};	/* downlinks of the level above, in order */
+	SimhashEntry *entries = palloc(sizeof(SimhashEntry) * SIMHASH_MAX_LEAF_ENTRIES);
 
 	sum->levels = rootlevel + 1;
 	for (int level = rootlevel; level >= 0; level--)
@@ -260,10 +381,7 @@ SimhashWalkTree(Relation index, int tree, BlockNumber root, uint16 rootlevel,
 		BlockNumber blkno = leftmost;
 		SimhashSortKey low = 0;
 		int64		nextchild = 0;
-		BlockNumber *newchildren = NULL;
-		SimhashSortKey *newkeys = NULL;
-		int64		nnew = 0,
-					maxnew = 0;
+		SimhashDownlinks below = {0};
 
 		while (blkno != InvalidBlockNumber)
 		{
@@ -290,95 +408,21 @@ SimhashWalkTree(Relation index, int tree, BlockNumber root, uint16 rootlevel,
 			/* downlinks from the level above must match this chain, in order */
 			if (check && level < rootlevel)
 			{
-				if (nextchild < nchildren && children[nextchild] == blkno)
+				if (nextchild < above.n && above.blocks[nextchild] == blkno)
 				{
-					if (childkeys[nextchild] != low)
+					if (above.keys[nextchild] != low)
 						SimhashCorrupt(index, blkno,
 									   "The downlink's pivot key differs from the page's low bound.");
 					nextchild++;
 				}
-				else if (blkno == leftmost && nchildren > 0)
+				else if (blkno == leftmost && above.n > 0)
 					SimhashCorrupt(index, blkno, "The leftmost page has no downlink.");
 			}
 
 			if (level == 0)
-			{
-				int			n = SimhashLeafNumEntries(page);
-				int			nsorted = op->nsorted;
-				SimhashLeafCursor cur;
-				SimhashEntry e;
-				SimhashSortKey prev = 0;
-				int			k = 0;
-
-				/* the sorted area alone must decode in strictly increasing order */
-				SimhashLeafCursorSeek(&cur, page, 0);
-				while (SimhashLeafCursorNextSorted(&cur, &e))
-				{
-					if (check && k > 0 && e.skey <= prev)
-						SimhashCorrupt(index, blkno, "Sorted entries are out of order.");
-					prev = e.skey;
-					k++;
-				}
-				if (check && (k != nsorted || cur.pos != cur.end))
-					SimhashCorrupt(index, blkno, "The sorted area does not decode to its recorded size.");
-
-				n = SimhashLeafDecode(page, entries);
-				for (int i = 0; i < n; i++)
-				{
-					uint64		fp;
-
-					if (check && i > 0 && entries[i].skey <= entries[i - 1].skey)
-						SimhashCorrupt(index, blkno, "An appended entry repeats a sorted one.");
-					if (check && (entries[i].skey < low ||
-								  (!(op->flags & SIMHASH_RIGHTMOST) && entries[i].skey >= op->high)))
-						SimhashCorrupt(index, blkno, "An entry lies outside the page's key range.");
-					if (check && (entries[i].rest & ~SIMHASH_REST_MASK) != 0)
-						SimhashCorrupt(index, blkno, "An entry's rest has more than 48 bits.");
-					fp = (tree == SIMHASH_NULL_BAND) ? 0 :
-						SimhashFingerprintOf(SimhashSortKeyKey(entries[i].skey),
-											 entries[i].rest, tree);
-					if (check && tree == SIMHASH_NULL_BAND &&
-						(SimhashSortKeyKey(entries[i].skey) != 0 || entries[i].rest != 0))
-						SimhashCorrupt(index, blkno, "A NULL entry has a fingerprint.");
-					if (cs)
-						SimhashCheckEntry(cs, tree, entries[i].skey, fp, blkno);
-					if (sum->keycounts)
-						sum->keycounts[SimhashSortKeyKey(entries[i].skey)]++;
-				}
-				sum->entries += n;
-				sum->appended += SimhashLeafAppendCount(page);
-				sum->leaf_pages++;
-				sum->used_bytes += SimhashLeafCapacity - SimhashLeafFreeSpace(page);
-			}
+				SimhashWalkLeaf(index, tree, blkno, page, low, check, cs, sum, entries);
 			else
-			{
-				SimhashPivot *pivots = SimhashPageGetPivots(page);
-				int			np = SimhashPageNumPivots(page);
-
-				if (check && np == 0)
-					SimhashCorrupt(index, blkno, "An internal page has no pivots.");
-				for (int i = 0; i < np; i++)
-				{
-					SimhashSortKey key = SimhashPivotKey(&pivots[i]);
-
-					if (check && ((i == 0 && key != low) ||
-								  (i > 0 && key <= SimhashPivotKey(&pivots[i - 1])) ||
-								  (!(op->flags & SIMHASH_RIGHTMOST) && key >= op->high)))
-						SimhashCorrupt(index, blkno, "Pivot keys are out of order or out of range.");
-					if (nnew == maxnew)
-					{
-						maxnew = Max(64, maxnew * 2);
-						newchildren = newchildren ? repalloc_huge(newchildren, sizeof(BlockNumber) * maxnew)
-							: palloc(sizeof(BlockNumber) * maxnew);
-						newkeys = newkeys ? repalloc_huge(newkeys, sizeof(SimhashSortKey) * maxnew)
-							: palloc(sizeof(SimhashSortKey) * maxnew);
-					}
-					newchildren[nnew] = pivots[i].child;
-					newkeys[nnew] = key;
-					nnew++;
-				}
-				sum->internal_pages++;
-			}
+				SimhashWalkInternal(index, blkno, page, low, check, sum, &below);
 
 			if (op->flags & SIMHASH_RIGHTMOST)
 			{
@@ -396,30 +440,20 @@ SimhashWalkTree(Relation index, int tree, BlockNumber root, uint16 rootlevel,
 			}
 			UnlockReleaseBuffer(buf);
 		}
-		if (check && level < rootlevel && nextchild != nchildren)
-			SimhashCorrupt(index, children[nextchild],
+		if (check && level < rootlevel && nextchild != above.n)
+			SimhashCorrupt(index, above.blocks[nextchild],
 						   "A downlink points to a page that is not on the level below, or out of order.");
 
 		if (level > 0)
 		{
-			if (nnew == 0)
+			if (below.n == 0)
 				SimhashCorrupt(index, leftmost, "A level has no downlinks.");
-			leftmost = newchildren[0];
-			if (children)
-			{
-				pfree(children);
-				pfree(childkeys);
-			}
-			children = newchildren;
-			childkeys = newkeys;
-			nchildren = nnew;
+			leftmost = below.blocks[0];
+			SimhashFreeDownlinks(&above);
+			above = below;
 		}
 	}
-	if (children)
-	{
-		pfree(children);
-		pfree(childkeys);
-	}
+	SimhashFreeDownlinks(&above);
 	pfree(entries);
 }
 
@@ -578,7 +612,7 @@ simhash_index_check(PG_FUNCTION_ARGS)
 					 errdetail("The first such row is at (%u,%u).",
 							   ItemPointerGetBlockNumber(&cs.first_missing),
 							   ItemPointerGetOffsetNumber(&cs.first_missing)),
-					 errhint("REINDEX the index.")));
+					 errhint("Please REINDEX it.")));
 	}
 
 	SimhashCloseIndex(index, heap);
@@ -666,7 +700,7 @@ simhash_index_heavy_keys(PG_FUNCTION_ARGS)
 		SimhashTreeSummary sum;
 
 		memset(&sum, 0, sizeof(sum));
-		sum.keycounts = counts[band] = palloc0(sizeof(uint32) * 65536);
+		sum.keycounts = counts[band] = palloc0(sizeof(uint32) * SIMHASH_BAND_KEYS);
 		SimhashWalkTree(index, band, roots[band], levels[band], false, NULL, &sum);
 	}
 
@@ -676,12 +710,12 @@ simhash_index_heavy_keys(PG_FUNCTION_ARGS)
 		uint64	   *packed;
 
 		for (int band = 0; band < SIMHASH_NBANDS; band++)
-			for (int key = 0; key < 65536; key++)
+			for (int key = 0; key < SIMHASH_BAND_KEYS; key++)
 				nkeys += (counts[band][key] != 0);
 		packed = palloc(sizeof(uint64) * Max(nkeys, 1));
 		nkeys = 0;
 		for (int band = 0; band < SIMHASH_NBANDS; band++)
-			for (int key = 0; key < 65536; key++)
+			for (int key = 0; key < SIMHASH_BAND_KEYS; key++)
 				if (counts[band][key] != 0)
 					packed[nkeys++] = ((uint64) counts[band][key] << 20) |
 						((uint64) band << 16) | (uint64) key;

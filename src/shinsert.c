@@ -20,7 +20,8 @@
  *	- parallel workers read shared buffers, not our memory, so every pending
  *	  entry is flushed before a plan that may start workers (ExecutorStart);
  *	- utility statements may move or truncate the index's storage, so every
- *	  pending entry is flushed before one runs (ProcessUtility);
+ *	  pending entry is flushed before one runs (ProcessUtility), except
+ *	  those that only plan or run queries (EXPLAIN, PREPARE, SET ...);
  *	- the batch is flushed whenever it reaches work_mem.
  *
  * Rows are kept per relfilenode of the index and written only to the one
@@ -85,7 +86,12 @@ typedef struct SimhashPendingRow
 	bool		ours;			/* a tuple this transaction inserted */
 } SimhashPendingRow;
 
-/* rows buffered for one relfilenode of an index */
+/*
+ * Rows buffered for one relfilenode of an index.  The extension's own
+ * searches (the near-duplicate trigger, estimates) look at them in memory;
+ * for large groups, "chains" link the rows of each band key, newest first,
+ * so that a search probes keys instead of reading every row.
+ */
 typedef struct SimhashPendingGroup
 {
 	RelFileNode node;
@@ -93,7 +99,13 @@ typedef struct SimhashPendingGroup
 	int			nrows;
 	int			maxrows;
 	bool		interrupted;	/* a write of these rows failed half-way */
+	int			nchained;		/* rows [0, nchained) are in the chains */
+	int32	   *head[SIMHASH_NBANDS];	/* per key: newest row, or -1 */
+	int32	   *next[SIMHASH_NBANDS];	/* per row: older row of its key, or -1 */
 } SimhashPendingGroup;
+
+/* below this many rows a search reads them all rather than chain them */
+#define SIMHASH_PENDING_CHAIN_MIN	256
 
 /*
  * The buffered rows of one index, grouped by the relfilenode the index had
@@ -226,6 +238,7 @@ SimhashDropStaleRows(Relation index, SimhashPendingGroup *p,
 				rows[kept++] = rows[i];
 		pending_total -= ndead;
 		p->nrows = kept;
+		p->nchained = 0;
 	}
 }
 
@@ -288,6 +301,7 @@ SimhashWritePending(Relation index, SimhashPendingGroup *p)
 	MemoryContextDelete(tmp);
 	pending_total -= p->nrows;
 	p->nrows = 0;
+	p->nchained = 0;
 	p->interrupted = false;
 }
 
@@ -404,23 +418,158 @@ SimhashSubXactCallback(SubXactEvent event, SubTransactionId mySubid,
 				g->nrows--;
 				pending_total--;
 			}
+			g->nchained = 0;	/* the chains may name removed rows */
 		}
 	}
 }
 
+/* Link rows [nchained, nrows) of a group into its per-key chains. */
+static void
+SimhashPendingChain(SimhashPendingGroup *g)
+{
+	if (g->head[0] == NULL)
+	{
+		for (int j = 0; j < SIMHASH_NBANDS; j++)
+		{
+			g->head[j] = MemoryContextAllocHuge(TopTransactionContext,
+												sizeof(int32) * SIMHASH_BAND_KEYS);
+			g->next[j] = MemoryContextAllocHuge(TopTransactionContext,
+												sizeof(int32) * g->maxrows);
+		}
+		g->nchained = 0;
+	}
+	if (g->nchained == 0)
+		for (int j = 0; j < SIMHASH_NBANDS; j++)
+			memset(g->head[j], 0xFF, sizeof(int32) * SIMHASH_BAND_KEYS);
+	for (int i = g->nchained; i < g->nrows; i++)
+	{
+		if (g->rows[i].isnull)
+			continue;
+		for (int j = 0; j < SIMHASH_NBANDS; j++)
+		{
+			uint16		key = SimhashBlock(g->rows[i].fp, j);
+
+			g->next[j][i] = g->head[j][key];
+			g->head[j][key] = i;
+		}
+	}
+	g->nchained = g->nrows;
+}
+
 /*
- * Flush before any utility statement: some change a relation's storage in
- * place (TRUNCATE of a table created in this transaction) or copy it to a
- * new relfilenode (ALTER INDEX SET TABLESPACE), and buffered rows must not
- * outlive the storage they were meant for.  Transaction control is left
- * alone: COMMIT flushes anyway, and an aborted transaction must not write.
+ * Call "found" for every row this backend has buffered for "index" whose
+ * fingerprint lies within "radius" of "center", until it returns false.
+ * Nothing is written: the near-duplicate trigger and the planner's counts
+ * see the transaction's own rows here.  A row may belong to a tuple that
+ * died since (see the file header): callers that care look at the heap.
  */
+void
+SimhashPendingWithin(Relation index, uint64 center, int radius,
+					 SimhashFoundCallback found, void *arg)
+{
+	Oid			oid = RelationGetRelid(index);
+	SimhashPendingIndex *p;
+	SimhashPendingGroup *g;
+	SimhashProbePlan plan;
+	uint16	   *keys;
+
+	if (pending == NULL || pending_total == 0 || radius < 0)
+		return;
+	p = hash_search(pending, &oid, HASH_FIND, NULL);
+	if (p == NULL || (g = SimhashCurrentGroup(p, index)) == NULL || g->nrows == 0)
+		return;
+
+	SimhashPlanProbes(radius, g->nrows, &plan);
+	if (g->nrows < SIMHASH_PENDING_CHAIN_MIN || plan.fullscan)
+	{
+		for (int i = 0; i < g->nrows; i++)
+		{
+			SimhashPendingRow *r = &g->rows[i];
+
+			if (!r->isnull && SimhashDistance(r->fp, center) <= radius &&
+				!found(&r->tid, r->fp, SimhashDistance(r->fp, center), arg))
+				return;
+		}
+		return;
+	}
+
+	/* probe each band's keys as an index scan would (shprobe.c) */
+	SimhashPendingChain(g);
+	keys = palloc(sizeof(uint16) * SIMHASH_BAND_KEYS);
+	for (int j = 0; j < SIMHASH_NBANDS; j++)
+	{
+		for (int bits = 0; bits <= plan.radius[j]; bits++)
+		{
+			int			nkeys = SimhashEnumerateRing(SimhashBlock(center, j), bits, keys);
+
+			for (int k = 0; k < nkeys; k++)
+			{
+				for (int32 i = g->head[j][keys[k]]; i >= 0; i = g->next[j][i])
+				{
+					SimhashPendingRow *r = &g->rows[i];
+					int			dist = SimhashDistance(r->fp, center);
+					bool		earlier = false;
+
+					if (dist > radius)
+						continue;
+					/* reported once: by the first band that reaches it */
+					for (int e = 0; e < j && !earlier; e++)
+						earlier = plan.radius[e] >= 0 &&
+							SimhashDistance((uint64) SimhashBlock(r->fp, e),
+											(uint64) SimhashBlock(center, e)) <= plan.radius[e];
+					if (!earlier && !found(&r->tid, r->fp, dist, arg))
+					{
+						pfree(keys);
+						return;
+					}
+				}
+				CHECK_FOR_INTERRUPTS();
+			}
+		}
+	}
+	pfree(keys);
+}
+
+/*
+ * Does a utility statement need the pending rows written first?  Most do:
+ * some change a relation's storage in place (TRUNCATE of a table created in
+ * this transaction) or copy it to a new relfilenode (ALTER INDEX SET
+ * TABLESPACE), and buffered rows must not outlive the storage they were
+ * meant for.  Not transaction control (COMMIT writes them anyway, an
+ * aborted transaction must not), and not the statements that only plan or
+ * run queries, whose scans write what they need themselves: above all
+ * EXPLAIN, so that planning writes nothing.
+ */
+static bool
+SimhashUtilityNeedsFlush(Node *stmt)
+{
+	switch (nodeTag(stmt))
+	{
+		case T_TransactionStmt:
+		case T_ExplainStmt:
+		case T_PrepareStmt:
+		case T_ExecuteStmt:
+		case T_DeallocateStmt:
+		case T_DeclareCursorStmt:
+		case T_FetchStmt:
+		case T_ClosePortalStmt:
+		case T_VariableSetStmt:
+		case T_VariableShowStmt:
+		case T_DoStmt:
+		case T_CallStmt:
+			return false;
+		default:
+			return true;
+	}
+}
+
+/* Flush before the utility statements that need it (see above). */
 static void
 SimhashProcessUtility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
 					  ProcessUtilityContext context, ParamListInfo params,
 					  QueryEnvironment *queryEnv, DestReceiver *dest, QueryCompletion *qc)
 {
-	if (pending_total > 0 && !IsA(pstmt->utilityStmt, TransactionStmt))
+	if (pending_total > 0 && SimhashUtilityNeedsFlush(pstmt->utilityStmt))
 		SimhashFlushAllPending();
 	if (prev_ProcessUtility)
 		prev_ProcessUtility(pstmt, queryString, readOnlyTree, context, params,
@@ -496,10 +645,9 @@ shinsert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 			repalloc(p->groups, sizeof(SimhashPendingGroup) * (p->ngroups + 1)) :
 			MemoryContextAlloc(TopTransactionContext, sizeof(SimhashPendingGroup));
 		g = &p->groups[p->ngroups++];
+		memset(g, 0, sizeof(SimhashPendingGroup));
 		g->node = index->rd_node;
 		g->maxrows = 64;
-		g->nrows = 0;
-		g->interrupted = false;
 		g->rows = MemoryContextAlloc(TopTransactionContext,
 									 sizeof(SimhashPendingRow) * g->maxrows);
 	}
@@ -508,6 +656,9 @@ shinsert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 	{
 		g->maxrows *= 2;
 		g->rows = repalloc_huge(g->rows, sizeof(SimhashPendingRow) * g->maxrows);
+		for (int j = 0; j < SIMHASH_NBANDS; j++)
+			if (g->next[j])
+				g->next[j] = repalloc_huge(g->next[j], sizeof(int32) * g->maxrows);
 	}
 	row = &g->rows[g->nrows++];
 	row->isnull = isnull[0];

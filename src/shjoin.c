@@ -26,8 +26,8 @@
  *		dist(x, y) <= k   (or <, >=, >; or simhash_within(x, y, k))
  *
  * with x computed from the outer relation alone, y from the inner alone, and
- * k free of both (a constant, a parameter, a stable expression).  dist is
- * recognized by the C function behind it, hamming(), whatever its schema.
+ * k free of both (a constant, a parameter, a stable expression), as
+ * clause.c recognizes it.
  * The clause "col <@ simhash_ball(q, k)" that planner.c derives from the
  * original for index scans is implied by it, so the join drops it.  The
  * path competes on cost with the nested loop over a parameterized index
@@ -70,11 +70,10 @@
 
 #include "shindex.h"
 #include "shjoin.h"
+#include "simhash_catalog.h"
 #include "simhash_planner.h"
 
 /* the C functions behind hamming() and simhash_within() (distance.c) */
-extern Datum simhash64_hamming(PG_FUNCTION_ARGS);
-extern Datum simhash64_within(PG_FUNCTION_ARGS);
 
 /* positions in the path's custom_private */
 enum
@@ -111,31 +110,6 @@ static const CustomPathMethods SimhashJoinPathMethods = {
 
 
 /*
- * Is funcid implemented by the C function "addr" of this library?  Only C
- * functions of the right arity are looked at, so no other library is
- * loaded by the check.
- */
-static bool
-SimhashIsOurFunction(Oid funcid, int nargs, PGFunction addr)
-{
-	HeapTuple	tup;
-	Form_pg_proc proc;
-	bool		ours;
-	FmgrInfo	finfo;
-
-	tup = SearchSysCache1(PROCOID, ObjectIdGetDatum(funcid));
-	if (!HeapTupleIsValid(tup))
-		return false;
-	proc = (Form_pg_proc) GETSTRUCT(tup);
-	ours = proc->prolang == ClanguageId && proc->pronargs == nargs;
-	ReleaseSysCache(tup);
-	if (!ours)
-		return false;
-	fmgr_info(funcid, &finfo);
-	return finfo.fn_addr == addr;
-}
-
-/*
  * Split the two fingerprint arguments between the sides: true if one is
  * computed from the outer relation alone and the other from the inner.
  */
@@ -165,80 +139,22 @@ SimhashSplitArgs(PlannerInfo *root, Node *a, Node *b, Relids outer, Relids inner
 }
 
 /*
- * Recognize a radius clause between the outer and inner relations (see the
- * file header).
+ * Recognize a radius clause (clause.c) between the outer and inner
+ * relations, whose bound is known before the join starts.
  */
 static bool
 SimhashMatchJoinClause(PlannerInfo *root, RestrictInfo *rinfo, Relids outer,
 					   Relids inner, SimhashJoinClause *out)
 {
-	Expr	   *clause = rinfo->clause;
-	Node	   *dist;
-	List	   *dargs;
-	Oid			dfunc;
+	SimhashRadiusClause rc;
 
-	if (rinfo->pseudoconstant)
+	if (rinfo->pseudoconstant || !SimhashMatchRadiusClause(rinfo->clause, &rc) ||
+		!bms_is_empty(pull_varnos(root, rc.bound)))
 		return false;
 	out->rinfo = rinfo;
-	if (IsA(clause, FuncExpr))
-	{
-		/* simhash_within(x, y, k) */
-		FuncExpr   *f = (FuncExpr *) clause;
-
-		if (list_length(f->args) != 3 ||
-			!SimhashIsOurFunction(f->funcid, 3, simhash64_within))
-			return false;
-		out->bound = lthird(f->args);
-		out->adjust = 0;
-		dargs = list_make2(linitial(f->args), lsecond(f->args));
-	}
-	else if (IsA(clause, OpExpr) && list_length(((OpExpr *) clause)->args) == 2)
-	{
-		/* dist(x, y) <= k and the variants planner.c recognizes */
-		OpExpr	   *op = (OpExpr *) clause;
-		int			strategy;
-		Oid			lefttype,
-					righttype;
-		bool		dist_left;
-
-		if (!op_in_opfamily(op->opno, INTEGER_BTREE_FAM_OID))
-			return false;
-		get_op_opfamily_properties(op->opno, INTEGER_BTREE_FAM_OID, false,
-								   &strategy, &lefttype, &righttype);
-		if (strategy == BTLessEqualStrategyNumber || strategy == BTLessStrategyNumber)
-			dist_left = true;
-		else if (strategy == BTGreaterEqualStrategyNumber ||
-				 strategy == BTGreaterStrategyNumber)
-			dist_left = false;
-		else
-			return false;
-		dist = dist_left ? linitial(op->args) : lsecond(op->args);
-		out->bound = dist_left ? lsecond(op->args) : linitial(op->args);
-		out->adjust = (strategy == BTLessStrategyNumber ||
-					   strategy == BTGreaterStrategyNumber) ? -1 : 0;
-		if (IsA(dist, OpExpr))
-		{
-			dargs = ((OpExpr *) dist)->args;
-			dfunc = get_opcode(((OpExpr *) dist)->opno);
-		}
-		else if (IsA(dist, FuncExpr))
-		{
-			dargs = ((FuncExpr *) dist)->args;
-			dfunc = ((FuncExpr *) dist)->funcid;
-		}
-		else
-			return false;
-		if (list_length(dargs) != 2 || !SimhashIsOurFunction(dfunc, 2, simhash64_hamming))
-			return false;
-	}
-	else
-		return false;
-
-	/* k must be known before the join starts */
-	if (!bms_is_empty(pull_varnos(root, out->bound)) ||
-		contain_volatile_functions(out->bound))
-		return false;
-	return SimhashSplitArgs(root, linitial(dargs), lsecond(dargs), outer, inner, out);
+	out->bound = rc.bound;
+	out->adjust = rc.adjust;
+	return SimhashSplitArgs(root, rc.a, rc.b, outer, inner, out);
 }
 
 /*
@@ -246,34 +162,12 @@ SimhashMatchJoinClause(PlannerInfo *root, RestrictInfo *rinfo, Relids outer,
  * the radius clause jc (for an index on either side).
  */
 static List *
-SimhashDerivedClauses(PlannerInfo *root, const SimhashJoinClause *jc,
-					  const SimhashOpfamilyInfo *info)
+SimhashDerivedClauses(PlannerInfo *root, const SimhashJoinClause *jc)
 {
 	Expr	   *radius = SimhashRadiusExpr(jc->bound, jc->adjust);
 
-	return list_make2(SimhashMakeWithinClause(root, info, jc->outer_arg, jc->inner_arg,
-											  radius),
-					  SimhashMakeWithinClause(root, info, jc->inner_arg, jc->outer_arg,
-											  radius));
-}
-
-/*
- * The operators of the simhash operator family for the fingerprint type,
- * found through the access method (whose name no schema change affects).
- */
-static bool
-SimhashJoinOpfamily(Oid type, SimhashOpfamilyInfo *info)
-{
-	Oid			amoid = get_am_oid("simhash", true);
-	Oid			opclass;
-
-	if (!OidIsValid(amoid))
-		return false;
-	opclass = GetDefaultOpClass(type, amoid);
-	if (!OidIsValid(opclass))
-		return false;
-	return SimhashLookupOpfamily(get_opclass_family(opclass),
-								 get_opclass_input_type(opclass), info);
+	return list_make2(SimhashMakeWithinClause(root, jc->outer_arg, jc->inner_arg, radius),
+					  SimhashMakeWithinClause(root, jc->inner_arg, jc->outer_arg, radius));
 }
 
 /*
@@ -381,7 +275,7 @@ SimhashSetJoinPathlist(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outer
 	Path	   *outer_path = outerrel->cheapest_total_path;
 	Path	   *inner_path = innerrel->cheapest_total_path;
 	SimhashJoinClause jc;
-	SimhashOpfamilyInfo info;
+	const SimhashCatalog *cat = SimhashGetCatalog();
 	List	   *others = NIL;
 	List	   *derived;
 	bool		found = false;
@@ -410,12 +304,13 @@ SimhashSetJoinPathlist(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outer
 											 innerrel->relids, &jc))
 			found = true;
 	}
-	if (!found || !SimhashJoinOpfamily(exprType(jc.outer_arg), &info) ||
-		exprType(jc.inner_arg) != exprType(jc.outer_arg))
+	if (!found || !SimhashIsOpfamilyComplete(cat->opfamily) ||
+		exprType(jc.outer_arg) != cat->fingerprint_type ||
+		exprType(jc.inner_arg) != cat->fingerprint_type)
 		return;
 
 	/* every other clause, except what planner.c derived from this one */
-	derived = SimhashDerivedClauses(root, &jc, &info);
+	derived = SimhashDerivedClauses(root, &jc);
 	foreach(lc, extra->restrictlist)
 	{
 		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);

@@ -18,7 +18,6 @@
 #include "shindex.h"
 
 #define SIMHASH_JOIN_NAME		"SimhashJoin"
-#define SIMHASH_BAND_KEYS		65536	/* 16-bit keys per band */
 /* memory of one inner row besides its columns: fp + per band (fp, row) */
 #define SIMHASH_JOIN_ROW_BYTES	(sizeof(uint64) * (1 + SIMHASH_NBANDS) + \
 								 sizeof(uint32) * SIMHASH_NBANDS)
@@ -37,6 +36,9 @@ enum
 	SJ_PRIV_ADJUST,
 	SJ_PRIV_NOUTER
 };
+
+/* shjoin.c */
+extern void SimhashInstallJoinHook(void);
 
 /* shjoinexec.c */
 extern const CustomScanMethods SimhashJoinScanMethods;

@@ -52,7 +52,7 @@ SimhashKnnExpand(IndexScanDesc scan)
 
 	if (r >= SIMHASH_BLOCK_BITS || ringcost > fullcost)
 	{
-		/* read the band whose radius is largest; nothing stays unsettled */
+		/* read this band whole; nothing stays unsettled */
 		BlockNumber blkno = SimhashLeftmostLeaf(scan, band);
 
 		memcpy(radii, so->ring, sizeof(radii));

@@ -10,8 +10,9 @@
  * batch and filtered after the lock is released: the exact distance, the
  * quals, and "was this entry already reached through another band?"
  *
- * Scans hold no lock between calls, and a pin only as an optimization.  For
- * MVCC snapshots that is safe: a TID whose entry VACUUM removes after we
+ * Scans hold no lock between calls, and a pin only as an optimization
+ * (except for an index-only scan, see SimhashReadLeaf).  For MVCC
+ * snapshots that is safe: a TID whose entry VACUUM removes after we
  * read it can only be reused by a row inserted later, which the scan's
  * snapshot cannot see.  Splits only move entries to the right, and the
  * right-link read under the lock stays valid, so a scan moving right never

@@ -10,8 +10,9 @@
  * two-step affair whose intermediate state is a valid tree:
  *
  *	1. the overflowing page's entries are spread over itself and new right
- *	   siblings, which are WAL-logged first (unreachable until step 2), then
- *	   the original page is rewritten pointing to them, in one record;
+ *	   siblings, which are WAL-logged first (unreachable until the original
+ *	   points to them), then the original page is rewritten pointing to
+ *	   them, in one record;
  *	2. downlinks (pivots) for the new pages are inserted into the parent
  *	   level, which may split in turn, up to a new root.
  *

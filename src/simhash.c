@@ -16,6 +16,8 @@
 #include "utils/guc.h"
 
 #include "shindex.h"
+#include "shjoin.h"
+#include "simhash_catalog.h"
 #include "simhash_planner.h"
 
 PG_MODULE_MAGIC;
@@ -23,13 +25,15 @@ PG_MODULE_MAGIC;
 void		_PG_init(void);
 
 /*
- * Load-time initialization: index options, the hooks that batch index
- * insertions, the planner hooks, and the reserved GUC prefix.
+ * Load-time initialization: index options, the catalog cache, the hooks
+ * that batch index insertions, the planner hooks, and the reserved GUC
+ * prefix.
  */
 void
 _PG_init(void)
 {
 	SimhashRegisterOptions();
+	SimhashRegisterCatalogCallbacks();
 	SimhashInstallInsertHooks();
 	SimhashInstallPlannerHook();
 	SimhashInstallJoinHook();

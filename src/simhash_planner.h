@@ -25,15 +25,15 @@
 /* radius assumed by estimates when it is only known at run time */
 #define SIMHASH_ESTIMATE_RADIUS 3
 
-/* The catalog objects of one simhash operator family */
-typedef struct SimhashOpfamilyInfo
+/* A radius clause "dist(a, b) <= k" in any of its spellings (clause.c) */
+typedef struct SimhashRadiusClause
 {
-	Oid			dist_opno;		/* simhash64 <-> simhash64 */
-	Oid			dist_funcid;	/* its function, hamming() */
-	Oid			within_opno;	/* simhash64 <@ simhash_ball */
-	Oid			ball_type;		/* simhash_ball */
-	Oid			ball_func;		/* simhash_ball(simhash64, int4) */
-} SimhashOpfamilyInfo;
+	Node	   *a;				/* the two fingerprint operands */
+	Node	   *b;
+	Node	   *bound;			/* k, of an integer type */
+	int			adjust;			/* 0 for <=, >= and simhash_within(); -1 for < and > */
+	bool		within_call;	/* spelled simhash_within(a, b, k) */
+} SimhashRadiusClause;
 
 /* what pg_statistic says about a fingerprint column */
 typedef struct SimhashColumnStats
@@ -49,17 +49,13 @@ typedef struct SimhashColumnStats
 } SimhashColumnStats;
 
 extern void SimhashGetColumnStats(VariableStatData *vardata, SimhashColumnStats *st);
-extern double SimhashSelectivityWithin(const SimhashColumnStats *st, uint64 center,
-									   int radius);
-extern double SimhashSelectivityPairs(const SimhashColumnStats *a,
-									  const SimhashColumnStats *b,
-									  bool same, int radius);
 extern int	SimhashBallExprRadius(Node *node, uint64 *center, bool *center_known);
 extern bool SimhashMayCount(PlannerInfo *root, IndexOptInfo *index);
 extern IndexOptInfo *SimhashFindIndex(PlannerInfo *root, VariableStatData *vardata);
-extern double SimhashIndexFraction(IndexOptInfo *index, uint64 center, int radius);
-extern double SimhashIndexPairFraction(IndexOptInfo *index,
-									   const SimhashColumnStats *centres, int radius);
+extern Selectivity SimhashEstimateWithin(IndexOptInfo *index, const SimhashColumnStats *fp,
+										 const uint64 *center,
+										 const SimhashColumnStats *centres,
+										 bool same, int radius);
 
 /* An int2, int4 or int8 Datum as an int64 */
 static inline int64
@@ -80,16 +76,15 @@ SimhashClampRadius(int64 k, int adjust)
 	return k < 0 ? SIMHASH_EMPTY_RADIUS : SimhashNormalizeRadius(k + adjust);
 }
 
+/* clause.c */
+extern bool SimhashMatchRadiusClause(Expr *clause, SimhashRadiusClause *out);
+
 /* planner.c */
 extern void SimhashInstallPlannerHook(void);
-extern bool SimhashLookupOpfamily(Oid opfamily, Oid opcintype, SimhashOpfamilyInfo *info);
 extern Expr *SimhashRadiusExpr(Node *bound, int adjust);
-extern Expr *SimhashMakeWithinClause(PlannerInfo *root, const SimhashOpfamilyInfo *info,
-									 Node *indexexpr, Node *query, Expr *radius);
+extern Expr *SimhashMakeWithinClause(PlannerInfo *root, Node *indexexpr, Node *query,
+									 Expr *radius);
 extern Selectivity SimhashEstimateRadius(PlannerInfo *root, IndexOptInfo *index,
 										 Node *indexexpr, Node *query, int radius);
-
-/* shjoin.c */
-extern void SimhashInstallJoinHook(void);
 
 #endif							/* SIMHASH_PLANNER_H */

@@ -483,6 +483,32 @@ SimhashClustersPrepare(SimhashClusters *st)
 }
 
 /*
+ * Reject a NULL query or k, and k outside 0 .. 64: not STRICT, because a
+ * clustering that silently returns nothing, or every row alone, would pass
+ * for a result (a NULL k from a missing setting, a negative one from
+ * arithmetic gone wrong).
+ */
+static void
+SimhashClustersCheckArgs(FunctionCallInfo fcinfo)
+{
+	int32		k;
+
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("simhash_clusters %s must not be NULL",
+						PG_ARGISNULL(0) ? "query" : "k"),
+				 errhint("Pass the query as text, such as 'SELECT id, fp FROM docs', and k from 0 to 64.")));
+	k = PG_GETARG_INT32(1);
+	if (k < 0 || k > SIMHASH_BITS)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("simhash_clusters k must be between 0 and %d", SIMHASH_BITS),
+				 errdetail("k is %d.", k),
+				 errhint("k is the largest number of differing bits between two rows of a cluster; 64 puts every row in one cluster.")));
+}
+
+/*
  * simhash_clusters(query text, k int4) RETURNS TABLE (id, cluster, size):
  * every row of the query whose fingerprint is not NULL, with the smallest
  * id of its cluster and the cluster's number of rows, ordered by cluster
@@ -491,13 +517,15 @@ SimhashClustersPrepare(SimhashClusters *st)
 Datum
 simhash_clusters(PG_FUNCTION_ARGS)
 {
-	char	   *sql = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	char	   *sql;
 	SimhashClusters st;
 
+	SimhashClustersCheckArgs(fcinfo);
+	sql = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	InitMaterializedSRF(fcinfo, 0);
 	memset(&st, 0, sizeof(st));
-	st.k = SimhashNormalizeRadius(PG_GETARG_INT32(1));
+	st.k = PG_GETARG_INT32(1);
 	st.limit = (Size) maintenance_work_mem * 1024;
 	st.cxt = AllocSetContextCreate(CurrentMemoryContext, "simhash_clusters",
 								   ALLOCSET_DEFAULT_SIZES);

@@ -11,7 +11,9 @@
 # clusters of 10M rows at k = 3 in at most twice the band join's time.
 # Results: printed, and bench/data/clusters/<size>.csv.
 # Connection: PG* variables; without PGDATABASE, database simhash_bench.
-# SKIP_SETUP=1 reuses the tables of a previous run.
+# SKIP_SETUP=1 reuses the tables of a previous run; EXTRA=1 adds a round
+# with work_mem = 1 GB.  Each query runs once per round: ROUNDS=1 at 10M
+# is one band join and one simhash_clusters (the smallest run for the goal).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -35,5 +37,5 @@ for size in "${sizes[@]}"; do
 		psql_run -v tab="$tab" -v centres=$centres -v randoms=$randoms -f "$here/setup.sql"
 	fi
 	echo "== $tab: band self-join and simhash_clusters at k = 3"
-	psql_run -v tab="$tab" -v rounds="${ROUNDS:-3}" -f "$here/measure.sql" | tee "$out/$size.csv"
+	psql_run -v tab="$tab" -v rounds="${ROUNDS:-3}" -v extra="${EXTRA:-0}" -f "$here/measure.sql" | tee "$out/$size.csv"
 done

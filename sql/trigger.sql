@@ -314,6 +314,21 @@ INSERT INTO rls_docs VALUES (2, current_user, bits(1));
 INSERT INTO rls_docs VALUES (3, current_user, bits(40));
 SELECT id FROM rls_docs;
 RESET ROLE;
+-- nor does link mode write the key of a row the user cannot see into the
+-- user's row (the distance tells only that a near-duplicate exists)
+CREATE TABLE rls_links (id int PRIMARY KEY, owner name, fp simhash64, dup_of int, dup_bits int);
+CREATE INDEX ON rls_links USING simhash (fp);
+CREATE TRIGGER r_link BEFORE INSERT ON rls_links FOR EACH ROW
+	EXECUTE FUNCTION simhash_near_duplicate_trigger(fp, 3, 'link', dup_of, dup_bits);
+INSERT INTO rls_links VALUES (1, 'someone else', bits(0));
+ALTER TABLE rls_links ENABLE ROW LEVEL SECURITY;
+CREATE POLICY own ON rls_links USING (owner = current_user);
+GRANT SELECT, INSERT ON rls_links TO simhash_trigger_user;
+SET ROLE simhash_trigger_user;
+INSERT INTO rls_links (id, owner, fp) VALUES (2, current_user, bits(1));
+SELECT id, dup_of, dup_bits FROM rls_links;
+RESET ROLE;
+SELECT id, dup_of, dup_bits FROM rls_links ORDER BY id;
 
 -- misuse and bad arguments: each a coded error, nothing stored
 CREATE FUNCTION nd_trigger_with(args text, timing text DEFAULT 'BEFORE INSERT OR UPDATE',
@@ -385,6 +400,86 @@ INSERT INTO nopk VALUES (2, bits(1));
 SELECT * FROM noidx;
 SELECT * FROM nopk;
 
-DROP TABLE art, misuse, nd, tenant_docs, gen, viatrig, pdocs, pdocs2, rls_docs, noidx, nopk;
+-- an UPDATE that sets a scope column to NULL takes the row out of scope
+-- (found by the fuzzer: comparing the old scope with the unset new one
+-- crashed the server); one of two scope columns, the first or the second
+CREATE TABLE scope_null (id int PRIMARY KEY, fp simhash64, site text, lang text);
+CREATE INDEX ON scope_null USING simhash (fp);
+CREATE TRIGGER n BEFORE INSERT OR UPDATE ON scope_null FOR EACH ROW
+	EXECUTE FUNCTION simhash_near_duplicate_trigger(fp, 3, 'reject', 'scope=site,lang');
+INSERT INTO scope_null VALUES (1, bits(0), 'a', 'en'), (2, bits(20), 'a', 'en');
+UPDATE scope_null SET lang = NULL WHERE id = 1;
+UPDATE scope_null SET site = NULL WHERE id = 2;
+-- a row out of scope blocks nothing; coming back into scope, it is checked
+INSERT INTO scope_null VALUES (3, bits(1), 'a', 'en');
+SELECT sqlstate_of($$UPDATE scope_null SET lang = 'en' WHERE id = 1$$) AS back_in_scope;
+UPDATE scope_null SET lang = 'fr' WHERE id = 1;
+SELECT id, fp <-> bits(0) AS bits, site, lang FROM scope_null ORDER BY id;
+
+-- the fingerprint trigger takes any number of text columns (300 arguments
+-- overflowed a fixed array and crashed the server)
+CREATE TABLE many (id int, body text, fp simhash64);
+DO $$ BEGIN
+	EXECUTE format('CREATE TRIGGER many_fp BEFORE INSERT ON many FOR EACH ROW
+		EXECUTE FUNCTION simhash_fingerprint_trigger(fp%s)', repeat(', body', 300));
+END $$;
+INSERT INTO many (id, body) VALUES (1, 'alpha beta');
+SELECT fp = simhash(repeat(E'alpha beta\n', 299) || 'alpha beta') AS concat_of_300 FROM many;
+
+-- the fingerprint trigger honours a domain's constraints
+CREATE DOMAIN nonzero_fp AS simhash64 CHECK (VALUE <> '0000000000000000');
+CREATE TABLE dom (id int, body text, fp nonzero_fp);
+CREATE TRIGGER dom_fp BEFORE INSERT ON dom FOR EACH ROW
+	EXECUTE FUNCTION simhash_fingerprint_trigger(fp, body);
+INSERT INTO dom VALUES (1, 'some words here');
+SELECT sqlstate_of($$INSERT INTO dom VALUES (2, '')$$) AS empty_text_in_domain;
+SELECT count(*) FROM dom;
+
+-- pg_locks shows cells by a keyed hash, not by band and block
+CREATE TABLE locked (id int, fp simhash64);
+CREATE INDEX ON locked USING simhash (fp);
+CREATE TRIGGER l_near BEFORE INSERT ON locked FOR EACH ROW
+	EXECUTE FUNCTION simhash_near_duplicate_trigger(fp, 3, 'reject');
+BEGIN;
+INSERT INTO locked VALUES (1, '0123456789abcdef');
+SELECT count(*) AS cells,
+	   count(*) FILTER (WHERE objid::int8 IN (x'0123'::int8, x'14567'::int8,
+			x'289ab'::int8, x'3cdef'::int8)) AS cells_showing_blocks
+FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid() AND objsubid = 21320;
+COMMIT;
+
+-- the lock budget counts a transaction's cells over all its tables: rows
+-- spread over twelve tables still end in a table lock, not in exhausting
+-- the shared lock table
+DO $$ BEGIN
+	FOR t IN 1..12 LOOP
+		EXECUTE format('CREATE TABLE spread%s (id int, fp simhash64)', t);
+		EXECUTE format('CREATE INDEX ON spread%s USING simhash (fp)', t);
+		EXECUTE format('CREATE TRIGGER s BEFORE INSERT ON spread%s FOR EACH ROW
+			EXECUTE FUNCTION simhash_near_duplicate_trigger(fp, 3, ''reject'')', t);
+	END LOOP;
+END $$;
+BEGIN;
+DO $$ BEGIN
+	FOR i IN 1..5 LOOP
+		FOR t IN 1..12 LOOP
+			EXECUTE format('INSERT INTO spread%s VALUES ($1, bits($1 %% 60))', t) USING i * 12 + t;
+		END LOOP;
+	END LOOP;
+END $$;
+SELECT count(*) FILTER (WHERE objsubid = 21320) <= current_setting('max_locks_per_transaction')::int
+		AS cells_within_budget,
+	   count(*) FILTER (WHERE objsubid = 21321 AND mode = 'ExclusiveLock') > 0 AS some_table_locked
+FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid();
+COMMIT;
+DO $$ BEGIN
+	FOR t IN 1..12 LOOP
+		EXECUTE format('DROP TABLE spread%s', t);
+	END LOOP;
+END $$;
+
+DROP TABLE art, misuse, nd, tenant_docs, gen, viatrig, pdocs, pdocs2, rls_docs, noidx, nopk,
+	scope_null, rls_links, many, dom, locked;
+DROP DOMAIN nonzero_fp;
 DROP FUNCTION fp_trigger_with(text), nd_trigger_with(text, text, text), bits(int), error_fields(text);
 DROP ROLE simhash_trigger_user;

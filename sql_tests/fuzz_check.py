@@ -39,6 +39,9 @@ superuser, through a method that lets the new roles log in, e.g. trust):
                            'sp:ball*+k:2147483647,kind:inspect+arg:0'; a case that
                            has a tag matching every pattern of an entry is not run;
                            'check:joinmem' turns off the band join's memory check
+  SIMHASH_FUZZ_KNOWN       1 runs the statements of known, unfixed defects too
+                           (fuzz/neardup.py KNOWN_FAILURES; by default they are
+                           avoided and counted)
   SIMHASH_FUZZ_MAX_FAILURES  stop after this many distinct failures (default 10)
   SIMHASH_FUZZ_KINDS       only these generators for random cases, e.g. join,knn
                            (the names after gen_ in fuzz/queries.py, fuzz/scalar.py)
@@ -58,7 +61,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import psycopg2  # noqa: E402
 
-from fuzz import data, queries, scalar  # noqa: E402
+from fuzz import data, neardup, queries, radius, scalar  # noqa: E402
 from fuzz.runner import CaseFailure, Lost, Runner  # noqa: E402
 
 DML_EVERY = 25
@@ -69,6 +72,9 @@ RANDOM_KINDS = [
     (6, scalar.gen_text), (1, scalar.gen_huge), (4, scalar.gen_arrays),
     (3, scalar.gen_tsvector), (5, scalar.gen_encoding), (4, scalar.gen_inspect),
     (2, scalar.gen_copy), (2, scalar.gen_ddl), (3, queries.gen_cursor), (3, queries.gen_function),
+    (2, radius.gen_radius_weight), (3, radius.gen_radius_text), (1, radius.gen_huge_radius),
+    (3, radius.gen_blocks), (1, radius.gen_block_join),
+    (8, neardup.gen_trigger_args), (12, neardup.gen_trigger_dml),
 ]
 # plan shapes a full run must have produced, or the fuzzer has lost its reach
 REQUIRED_PLANS = ["simhash Index Scan", "simhash Bitmap Index Scan", "simhash Index Scan (nearest)",
@@ -90,6 +96,7 @@ class Config:
         self.max_failures = int(env("SIMHASH_FUZZ_MAX_FAILURES", "10"))
         self.verbose = env("SIMHASH_FUZZ_VERBOSE", "") == "1"
         self.keep = env("SIMHASH_FUZZ_KEEP", "") == "1"
+        self.known = env("SIMHASH_FUZZ_KNOWN", "") == "1"
         self.kinds = [k for k in env("SIMHASH_FUZZ_KINDS", "").split(",") if k]
 
 
@@ -173,6 +180,7 @@ def setup(runner, config):
         side.close()
         del runner.sessions[name + "_admin"]
         runner.add_session(name, data.FUZZ, db)
+    neardup.setup(runner)
     runner.start_time = runner.postmaster_start()
     ctx = queries.Context(runner, model, config)
     ctx.index_names = {n for n, kind in data.simhash_indexes(admin) if kind == "i"}
@@ -215,7 +223,8 @@ def main():
         return 1
     print("fuzz: setup done in %.0f s" % (time.time() - began), flush=True)
     go = True
-    sweep = queries.sweep_cases(ctx) if config.sweep or config.case.startswith("s") else []
+    sweep = (queries.sweep_cases(ctx) + radius.sweep_specs() + neardup.sweep_specs()
+             if config.sweep or config.case.startswith("s") else [])
     if config.case.startswith("s"):
         i = int(config.case[1:])
         rng = data.fresh_rng(config.seed, "s", i)
@@ -253,6 +262,9 @@ def main():
     print("fuzz: seconds by kind of case: " + ", ".join("%s %.1f" % kv for kv in sorted(runner.times.items())))
     if True:
         print("fuzz: slowest cases:\n  " + "\n  ".join("%.2f s %s %s" % x for x in runner.slowest))
+    for name, n in sorted(runner.known.items()):
+        print("fuzz: KNOWN FAILURE avoided %d times (SIMHASH_FUZZ_KNOWN=1 runs it): %s: %s"
+              % (n, name, neardup.KNOWN_FAILURES[name]))
     print("fuzz: expected errors seen: " + ", ".join("%s %d" % kv for kv in sorted(runner.codes.items())))
     missing = [p for p in REQUIRED_PLANS if p not in runner.seen]
     if missing and go and config.sweep and not config.case and not runner.failures:

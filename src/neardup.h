@@ -23,7 +23,6 @@
 
 /* cell numbers of neardup_lock.c: scope hash bits, and the "own cell" mark */
 #define SIMHASH_SCOPE_MASK		0x1FFF
-#define SIMHASH_CELL_OWN		((uint32) 0x80000000)
 
 /* fingerprint.c */
 extern Datum simhash_text(PG_FUNCTION_ARGS);

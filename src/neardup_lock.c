@@ -20,13 +20,16 @@
  *	conflict.  This holds whatever k g was checked with (the trigger's
  *	k may be 'auto', per row), since own cells are locked in all bands.
  *
- * Cells are taken in increasing order, so checks of single rows never
- * deadlock.  The locks are advisory locks of the database with a class of
- * their own (locktag_field4 SIMHASH_LOCK_CELL, which the SQL advisory lock
- * functions never use); pg_locks shows them.  A scope (rows that compete
- * only with rows of equal scope values) hashes into the cell number, which
- * only spares unrelated tenants some waiting: rows of one scope always lock
- * the same cells.
+ * Cells are taken in increasing order of their lock tags, so checks of
+ * single rows never deadlock.  The locks are advisory locks of the database
+ * with a class of their own (locktag_field4 SIMHASH_LOCK_CELL, which the SQL
+ * advisory lock functions never use).  pg_locks shows them to every role, so
+ * the tag is not the cell number, which would spell out the blocks of the
+ * fingerprint being inserted, but a hash of it keyed with a secret of the
+ * cluster (SimhashCellTag); two cells sharing a tag only wait for each other
+ * needlessly.  A scope (rows that compete only with rows of equal scope
+ * values) hashes into the cell number, which only spares unrelated tenants
+ * some waiting: rows of one scope always lock the same cells.
  *
  * Heavyweight locks come from a shared table of limited size, so a check
  * needing too many cells (large k), or a transaction that has taken its
@@ -47,6 +50,8 @@
  */
 #include "postgres.h"
 
+#include "access/xlog.h"
+#include "common/hashfn.h"
 #include "miscadmin.h"
 #include "storage/lock.h"
 #include "storage/proc.h"
@@ -61,38 +66,53 @@
 /* most cells one check takes before it locks the whole table */
 #define SIMHASH_MAX_CHECK_CELLS	64
 
-/* tables whose cells this backend counts for the current transaction */
-#define SIMHASH_CELL_COUNTERS	8
+/*
+ * Cells the current transaction holds, over all tables: the budget is the
+ * transaction's share of the shared lock table, whichever tables it spends
+ * it on.
+ */
+static LocalTransactionId cells_lxid = InvalidLocalTransactionId;
+static int	cells_held = 0;
 
-/* cells taken in a transaction, per table (a small LRU; an undercount is harmless) */
-typedef struct SimhashCellCounter
+/* Cells the current transaction has taken so far. */
+static int *
+SimhashCellsHeld(void)
 {
-	LocalTransactionId lxid;
-	Oid			relid;
-	int			cells;
-} SimhashCellCounter;
-
-static SimhashCellCounter cell_counters[SIMHASH_CELL_COUNTERS];
-static int	cell_counter_next = 0;
-
-/* The counter of cells the current transaction took on relid. */
-static SimhashCellCounter *
-SimhashCellCounterFor(Oid relid)
-{
-	SimhashCellCounter *c;
-
-	for (int i = 0; i < SIMHASH_CELL_COUNTERS; i++)
+	if (cells_lxid != MyProc->lxid)
 	{
-		c = &cell_counters[i];
-		if (c->lxid == MyProc->lxid && c->relid == relid)
-			return c;
+		cells_lxid = MyProc->lxid;
+		cells_held = 0;
 	}
-	c = &cell_counters[cell_counter_next];
-	cell_counter_next = (cell_counter_next + 1) % SIMHASH_CELL_COUNTERS;
-	c->lxid = MyProc->lxid;
-	c->relid = relid;
-	c->cells = 0;
-	return c;
+	return &cells_held;
+}
+
+/* One cell to lock: its tag, and whether it is the row's own */
+typedef struct SimhashCellLock
+{
+	uint32		tag;
+	bool		own;
+} SimhashCellLock;
+
+/*
+ * The lock tag of a cell of table relid: a hash keyed with the cluster's
+ * mock authentication nonce, a random secret pg_control keeps and SQL does
+ * not show, so that pg_locks reveals nothing of the fingerprint.
+ */
+static uint32
+SimhashCellTag(Oid relid, uint32 cell)
+{
+	static uint64 seed = 0;
+	static bool have_seed = false;
+	uint32		data[2];
+
+	if (!have_seed)
+	{
+		memcpy(&seed, GetMockAuthenticationNonce(), sizeof(seed));
+		have_seed = true;
+	}
+	data[0] = relid;
+	data[1] = cell;
+	return (uint32) hash_bytes_extended((const unsigned char *) data, sizeof(data), seed);
 }
 
 /*
@@ -110,12 +130,12 @@ SimhashCanonicalRadii(int k, int *radius)
 		radius[j] = need / SIMHASH_NBANDS + (j < need % SIMHASH_NBANDS ? 1 : 0) - 1;
 }
 
-/* qsort comparator of cell numbers */
+/* qsort comparator of cell locks, by tag */
 static int
 SimhashCellCompare(const void *a, const void *b)
 {
-	uint32		x = *(const uint32 *) a & ~SIMHASH_CELL_OWN;
-	uint32		y = *(const uint32 *) b & ~SIMHASH_CELL_OWN;
+	uint32		x = ((const SimhashCellLock *) a)->tag;
+	uint32		y = ((const SimhashCellLock *) b)->tag;
 
 	return (x > y) - (x < y);
 }
@@ -141,9 +161,10 @@ SimhashLockNeighbourhood(Oid relid, uint32 scope_hash, uint64 fp, int k)
 {
 	int			radius[SIMHASH_NBANDS];
 	int			ncells = 0;
-	uint32	   *cells;
+	int			nlocks;
+	SimhashCellLock *cells;
 	uint16	   *ring;
-	SimhashCellCounter *counter;
+	int		   *held = SimhashCellsHeld();
 	LOCKTAG		table;
 
 	Assert(k >= 0 && k <= SIMHASH_BITS);
@@ -159,17 +180,15 @@ SimhashLockNeighbourhood(Oid relid, uint32 scope_hash, uint64 fp, int k)
 		for (int bits = 0; bits <= radius[j]; bits++)
 			ncells += (int) SimhashRingSize(bits);
 	}
-	counter = SimhashCellCounterFor(relid);
-	if (ncells > SIMHASH_MAX_CHECK_CELLS ||
-		counter->cells + ncells > max_locks_per_xact)
+	if (ncells > SIMHASH_MAX_CHECK_CELLS || *held + ncells > max_locks_per_xact)
 	{
 		SimhashLockCell(relid, 0, SIMHASH_LOCK_TABLE, ExclusiveLock);
 		return 0;
 	}
 	SimhashLockCell(relid, 0, SIMHASH_LOCK_TABLE, RowExclusiveLock);
 
-	/* cell number: scope hash (13 bits), band (2), key (16); bit 31 marks "own" */
-	cells = palloc(sizeof(uint32) * ncells);
+	/* cell number: scope hash (13 bits), band (2), key (16) */
+	cells = palloc(sizeof(SimhashCellLock) * ncells);
 	ring = palloc(sizeof(uint16) * SIMHASH_BAND_KEYS);
 	ncells = 0;
 	for (int j = 0; j < SIMHASH_NBANDS; j++)
@@ -181,16 +200,35 @@ SimhashLockNeighbourhood(Oid relid, uint32 scope_hash, uint64 fp, int k)
 			int			n = SimhashEnumerateRing(own, bits, ring);
 
 			for (int i = 0; i < n; i++)
-				cells[ncells++] = ((scope_hash & SIMHASH_SCOPE_MASK) << 18) |
-					((uint32) j << 16) | ring[i] | (bits == 0 ? SIMHASH_CELL_OWN : 0);
+			{
+				uint32		cell = ((scope_hash & SIMHASH_SCOPE_MASK) << 18) |
+					((uint32) j << 16) | ring[i];
+
+				cells[ncells].tag = SimhashCellTag(relid, cell);
+				cells[ncells].own = (bits == 0);
+				ncells++;
+			}
 		}
 	}
-	qsort(cells, ncells, sizeof(uint32), SimhashCellCompare);
+
+	/*
+	 * In tag order, each tag once in the strongest mode asked for: two cells
+	 * of one check sharing a tag must not become a lock upgrade.
+	 */
+	qsort(cells, ncells, sizeof(SimhashCellLock), SimhashCellCompare);
+	nlocks = 0;
 	for (int i = 0; i < ncells; i++)
-		SimhashLockCell(relid, cells[i] & ~SIMHASH_CELL_OWN, SIMHASH_LOCK_CELL,
-						(cells[i] & SIMHASH_CELL_OWN) ? ExclusiveLock : ShareLock);
-	counter->cells += ncells;
+	{
+		if (nlocks > 0 && cells[nlocks - 1].tag == cells[i].tag)
+			cells[nlocks - 1].own |= cells[i].own;
+		else
+			cells[nlocks++] = cells[i];
+	}
+	for (int i = 0; i < nlocks; i++)
+		SimhashLockCell(relid, cells[i].tag, SIMHASH_LOCK_CELL,
+						cells[i].own ? ExclusiveLock : ShareLock);
+	*held += nlocks;
 	pfree(ring);
 	pfree(cells);
-	return ncells;
+	return nlocks;
 }

@@ -3,46 +3,9 @@
  * planner.c
  *	  Make "WHERE fp <-> q <= k" use the simhash index.
  *
- * The planner only considers index scans for clauses whose top operator has
- * the indexed column as a direct argument; "(fp <-> q) <= k" is int4le(...),
- * so no operator class can make it indexable.  Instead, set_rel_pathlist_hook
- * looks, for every relation that has a simhash index, for clauses
- *
- *		dist(col, q) <= k		dist(col, q) < k
- *		k >= dist(col, q)		k > dist(col, q)
- *
- * where dist is the distance operator <-> (or its function hamming,
- * arguments in either order), col matches the index column, k is of any
- * integer type, and neither q nor k involves the relation itself or
- * anything volatile.  For each it adds the equivalent clause
- *
- *		col <@ simhash_ball(q, k')		(k' = k, or k - 1 for <)
- *
- * next to the original (to the restriction list, or to the join list when q
- * comes from another relation), and runs the core index path generator again
- * for the simhash indexes: that yields plain, bitmap and parameterized index
- * paths, and nearest-neighbour paths when the query orders by distance, all
- * with core's own logic.  The index evaluates the derived clause exactly, so
- * each new index clause is then attributed to the original clause: the plan
- * treats the original as enforced by the index and checks no row twice (a
- * sequential scan still evaluates it).
- *
- * Estimates: the original's selectivity is computed here (the probability
- * that two fingerprints lie within k, from pg_statistic) and cached in its
- * RestrictInfo, and the derived clause is marked as adding nothing, so rows
- * are counted once; the relation's size is then estimated again.
- *
- * The hook is always in place before paths are built: the library is loaded
- * when the relcache opens a simhash index (get_relation_info) and when
- * constant folding calls the support function of the distance function.
- * Clauses are recognized by clause.c and the objects by OID (catalog.c),
- * so ALTER EXTENSION SET SCHEMA changes nothing, and a session whose
- * extension was dropped simply finds no simhash index any more.
- *
- * The support functions live here too: the distance function's (which only
- * exists to get the library loaded early), and simhash_within(fp, q, k)'s,
- * which turns that explicit spelling into the index condition (the PostGIS
- * ST_DWithin pattern) without any hook.
+ * The set_rel_pathlist_hook that derives "col <@ simhash_ball(q, k')" from
+ * radius clauses, and the support functions of hamming() and
+ * simhash_within().  See src/README, "The planner rewrite".
  *
  * Copyright (c) 2026, the simhash authors
  *

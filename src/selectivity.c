@@ -1,21 +1,10 @@
 /*-------------------------------------------------------------------------
  *
  * selectivity.c
- *	  Planner estimates for "within a Hamming radius" clauses.
+ *	  Estimates for simhash radius clauses.
  *
- * Two independent uniform fingerprints are within k bits with probability
- * sum_{i<=k} C(64, i) / 2^64 (1.5e-15 for k = 3).  Real columns hold
- * duplicates and near-duplicates, whose density pg_statistic cannot show
- * (a near-copy is a distinct value).  So when the column has a simhash
- * index, the index itself is asked: a search around a constant centre
- * counts its matches exactly, and for an unknown centre (a parameter, or
- * the other side of a join) the neighbourhoods of the most common values
- * and of histogram values are counted and averaged with their weights.
- * Counting is skipped when the search would be costly (large radius); then,
- * and without an index, the statistics give the estimate: the most common
- * values contribute their exact frequency when they lie within the radius,
- * the histogram sample shows how dense the neighbourhood is, and the
- * binomial probability is the floor.
+ * Counting in the index (gated by SimhashMayCount) or statistics, through
+ * SimhashEstimateWithin; the estimators of <@.  See src/README, "Estimates".
  *
  * Copyright (c) 2026, the simhash authors
  *

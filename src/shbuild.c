@@ -1,32 +1,10 @@
 /*-------------------------------------------------------------------------
  *
  * shbuild.c
- *	  Building a simhash index (CREATE INDEX, REINDEX) and empty indexes.
+ *	  ambuild and ambuildempty for the simhash index.
  *
- * The index consists of five B+-trees in one relation: one per 16-bit block
- * ("band") of the fingerprint, keyed by that block, and one listing rows
- * whose fingerprint is NULL.  Every entry carries the full fingerprint (its
- * key plus the 48 other bits), so a scan computes exact distances inside
- * the index.  Why this shape:
- *
- *	- exact search for any radius k: a fingerprint within k of the query
- *	  agrees with it in some block up to floor(k/4) bits (pigeonhole), so
- *	  probing each band for the keys near the query's block finds every
- *	  match (shprobe.c plans which keys);
- *	- small indexes stay small: a tree starts as one leaf, so an empty
- *	  index is 6 pages, and one on 1,000 rows 14;
- *	- growth needs no rebuild: B+-trees split locally (shtree.c);
- *	- clustered data (thousands of copies of one fingerprint) only makes a
- *	  key span several leaves, which a probe reads in sequence;
- *	- entries are sorted by (key, heap TID), so TIDs of one key are
- *	  delta-encoded: about 9 bytes per entry (shpage.c).
- *
- * The build scans the heap once, spools four entries per row (one per band)
- * plus NULL rows into a sort within maintenance_work_mem (shsort.c, spilling
- * sorted runs to temporary files beyond it), then writes each tree bottom-up:
- * leaves left to right filled to the fillfactor, then each internal level
- * from the low keys of the level below.  Pages go through shared buffers and
- * are WAL-logged once at the end with log_newpage_range().
+ * Spool, sort and bottom-up writing of the five trees, WAL-logged at the
+ * end.  See src/README, "WAL" and "Terminology".
  *
  * Copyright (c) 2026, the simhash authors
  *

@@ -1,35 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * shcheck.c
- *	  Verification and inspection of simhash indexes.
+ *	  simhash_index_check, simhash_index_stats, simhash_index_heavy_keys.
  *
- * simhash_index_check(index, heapallindexed) walks every level of every
- * tree left to right and checks the invariants the scans rely on:
- *
- *	- every page is a simhash page of the expected tree and level;
- *	- high keys increase along a level, the last page is rightmost, and
- *	  every key of a page lies in [its low bound, its high key);
- *	- a leaf's sorted area decodes exactly, in strictly increasing order,
- *	  and its appended entries do not repeat sorted ones;
- *	- the downlinks of a level point, in order, to pages of the level
- *	  below, with pivot keys equal to those pages' low bounds (a page may
- *	  lack a downlink after a crash; it must then be reachable by
- *	  right-links, which the walk verifies);
- *	- with heapallindexed, every row visible to a fresh snapshot has exactly
- *	  one entry, with its fingerprint, in each of the four band trees (or in
- *	  the NULL tree), and no entry of a visible row carries another
- *	  fingerprint.  When the visible rows fit in maintenance_work_mem this is
- *	  exact; otherwise a Bloom filter of the index's (tree, TID,
- *	  fingerprint) triples is probed with every heap row, as amcheck does,
- *	  which finds missing entries but not stale or repeated ones.
- *
- * The bands need not hold exactly the same TIDs: a crash or an error between
- * writing the bands of a batch leaves entries of dead rows in some bands
- * only, which scans never return (the row is dead) and VACUUM removes.
- *
- * It raises ERRCODE_INDEX_CORRUPTED on the first violation.
- * simhash_index_stats() reports pages, entries and bytes per entry of each
- * tree, and simhash_index_heavy_keys() the longest key lists (skew).
+ * See src/README, "Verification", for the invariants checked.
  *
  * Copyright (c) 2026, the simhash authors
  *

@@ -1,13 +1,10 @@
 /*-------------------------------------------------------------------------
  *
  * shcost.c
- *	  Cost estimation of simhash index scans.
+ *	  amcostestimate for the simhash index.
  *
- * A radius search costs what its probe plan (shprobe.c) examines: one
- * descent per probed key, plus the entries of those keys; a full band scan
- * reads a quarter of the index sequentially.  Matches are exact, so the
- * heap only sees true matches.  A nearest-neighbour scan starts returning
- * rows after the first rings have settled; its total cost is a full scan.
+ * The cost of the probe plan; disable_cost for the scan without quals.  See
+ * src/README, "Cost estimation".
  *
  * Copyright (c) 2026, the simhash authors
  *

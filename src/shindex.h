@@ -3,22 +3,8 @@
  * shindex.h
  *	  Internal declarations of the simhash index access method.
  *
- * The index is four B+-trees ("bands"), one per 16-bit block of the
- * fingerprint, plus a fifth tree that lists the rows whose fingerprint is
- * NULL.  All five share one relation; block 0 is the metapage, which holds
- * the root of each tree.  See shtree.c for the tree algorithms and shpage.c
- * for the page layouts.
- *
- * Every index entry is identified by its sort key
- *
- *		key (16 bits) << 43 | heap block (32 bits) << 11 | heap offset (11 bits)
- *
- * where key is the entry's block of the fingerprint for its band (0 for the
- * null tree).  Entries are kept in sort key order, which is (key, TID)
- * order, so that every entry has a unique place and TIDs of equal keys
- * delta-compress well.  Each entry also carries the 48 bits of the
- * fingerprint that its key does not imply ("rest"), so distances are exact
- * inside the index and only true matches are returned.
+ * Sort keys, page layouts and the interfaces between the access method's
+ * files.  See src/README, "Terminology", "Pages" and "Entry encoding".
  *
  * Copyright (c) 2026, the simhash authors
  *

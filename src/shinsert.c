@@ -3,51 +3,8 @@
  * shinsert.c
  *	  aminsert for the simhash index, with per-transaction batching.
  *
- * A row adds one entry to each of the four band trees.  Written one at a
- * time, every entry costs a generic WAL record whose delta computation reads
- * the whole 8 kB page, which makes bulk loads slow.  So aminsert only
- * remembers the row (fingerprint and TID) in backend-local memory, and the
- * entries are written in sorted batches ("flushed"), one page rewrite per
- * leaf for however many entries land on it.  Correctness rests on flushing
- * before anyone could need the entries:
- *
- *	- other transactions cannot see this transaction's rows before it
- *	  commits, and the flush happens at PRE_COMMIT (and PRE_PREPARE), before
- *	  the commit record, so committed rows always have their index entries
- *	  and a crash before commit loses only uncommitted rows;
- *	- this transaction's own scans of the index flush that index first
- *	  (shrescan), so they see their own inserts;
- *	- parallel workers read shared buffers, not our memory, so every pending
- *	  entry is flushed before a plan that may start workers (ExecutorStart);
- *	- utility statements may move or truncate the index's storage, so every
- *	  pending entry is flushed before one runs (ProcessUtility), except
- *	  those that only plan or run queries (EXPLAIN, PREPARE, SET ...);
- *	- the batch is flushed whenever it reaches work_mem.
- *
- * Rows are kept per relfilenode of the index and written only to the one
- * they were inserted under: after TRUNCATE or REINDEX (a new relfilenode,
- * built from the heap) the older rows wait, and are written if a rollback to
- * a savepoint brings their relfilenode back, or dropped at commit.  If the
- * index is dropped, they go with it.  A write interrupted by an error leaves
- * the rows pending and marked, and the next attempt skips what is already
- * there.
- *
- * An entry must never point at a row other than the one it was made for.
- * A tuple this transaction inserted can die before its row is written:
- * when its subtransaction aborts, and when INSERT ... ON CONFLICT loses a
- * race and kills its speculative tuple (heap_abort_speculative), which
- * leaves no trace an index could be told about.  Such a tuple is dead to
- * everybody at once, so VACUUM may free its TID, and a row of another (or
- * of this) transaction may take it.  So before writing, every row is
- * checked against the heap: its tuple must still be there, inserted by this
- * transaction or one of its committed subtransactions, and only the latest
- * row buffered for a TID counts (a TID is reused only after its tuple
- * died).  Entries written earlier for a tuple that dies later are harmless:
- * VACUUM removes them with the tuple, as in any index.  Rows of an aborted
- * subtransaction are also forgotten as soon as it aborts, to save the work.
- * Rows that CREATE INDEX CONCURRENTLY adds for other transactions' tuples
- * are not checked (their tuples are visible to its snapshot, so cannot be
- * removed).
+ * The insert buffer: flush points, the stale-row check, searches of pending
+ * rows.  See src/README, "The insert buffer".
  *
  * Copyright (c) 2026, the simhash authors
  *

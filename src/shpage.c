@@ -1,21 +1,11 @@
 /*-------------------------------------------------------------------------
  *
  * shpage.c
- *	  Page layouts of the simhash index: metapage, internal pages, leaves.
+ *	  Page layouts of the simhash index.
  *
- * A leaf keeps most entries in a sorted, compressed area and takes single
- * insertions in a small append area of raw entries (shindex.h has the
- * picture).  In the sorted area each entry is
- *
- *		varint(sort key - previous sort key)	1..9 bytes
- *		rest									6 bytes, little endian
- *
- * except every SIMHASH_RESTART_INTERVAL-th entry, a "restart", whose sort
- * key is written in full (delta from 0) and whose offset is recorded in the
- * restart array, so that a probe can binary-search the restarts and decode
- * at most SIMHASH_RESTART_INTERVAL entries before reaching its key.  Within
- * one key, consecutive TIDs differ by a few hundred heap blocks, so a delta
- * takes about 3 bytes and an entry about 9, against 12 uncompressed.
+ * The metapage, internal pages, and leaves with their sorted (delta-encoded,
+ * with restarts) and append areas; checks of a leaf's layout before it is
+ * decoded.  See src/README, "Pages" and "Entry encoding".
  *
  * Copyright (c) 2026, the simhash authors
  *
@@ -27,6 +17,9 @@
 #include "postgres.h"
 
 #include "shindex.h"
+
+static void SimhashLeafCorrupt(const char *what) pg_attribute_noreturn();
+static void SimhashCheckLeafLayout(Page page);
 
 /* Encode v as a little-endian base-128 varint; returns its length. */
 static inline int
@@ -65,7 +58,8 @@ SimhashGetVarint(const char **p)
 	uint64		v = s[0] & 0x7F;
 	int			i = 0;
 
-	while (s[i] & 0x80)
+	/* at most 10 bytes, even on a damaged page */
+	while ((s[i] & 0x80) && i < 9)
 	{
 		i++;
 		v |= (uint64) (s[i] & 0x7F) << (7 * i);
@@ -211,18 +205,20 @@ SimhashLeafDecode(Page page, SimhashEntry *out)
 				j,
 				k;
 
+	SimhashCheckLeafLayout(page);
 	for (i = 0; i < nsorted; i++)
 	{
 		uint64		delta = SimhashGetVarint(&p);
 
+		if (p + 6 > end)
+			SimhashLeafCorrupt("The sorted area ends inside an entry.");
 		prev = (i % SIMHASH_RESTART_INTERVAL == 0) ? delta : prev + delta;
 		out[i].skey = prev;
 		out[i].rest = SimhashGetRest(p);
 		p += 6;
 	}
 	if (p != end)
-		elog(ERROR, "simhash leaf sorted area ends at %d, expected %d",
-			 (int) (p - (char *) page), (int) opaque->sorted_end);
+		SimhashLeafCorrupt("The sorted area does not decode to its recorded size.");
 	if (nappend == 0)
 		return nsorted;
 
@@ -354,6 +350,56 @@ SimhashLeafAppend(Page page, const SimhashEntry *entries, int n)
 	return true;
 }
 
+/* Report a leaf page whose layout fields contradict each other. */
+static void
+SimhashLeafCorrupt(const char *what)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INDEX_CORRUPTED),
+			 errmsg("simhash index contains a corrupted leaf page"),
+			 errdetail("%s", what),
+			 errhint("Please REINDEX it.")));
+}
+
+/*
+ * Check the layout of a leaf before decoding it, so that no damaged page
+ * makes a reader leave the page: the areas are nested as shpage.c lays
+ * them out, and the sorted area's size and the restart array fit the entry
+ * count.  A few comparisons; the restarts a search reads are checked where
+ * it reads them (SimhashLeafCursorSeek).
+ */
+static void
+SimhashCheckLeafLayout(Page page)
+{
+	PageHeader	ph = (PageHeader) page;
+	SimhashPageOpaque opaque;
+	Size		start = MAXALIGN(SizeOfPageHeaderData);
+	Size		sorted_bytes;
+	int			nrestarts;
+	const uint16 *restarts;
+
+	if (!SimhashPageIsValid(page) || !(SimhashPageGetOpaque(page)->flags & SIMHASH_LEAF))
+		SimhashLeafCorrupt("The page is not a simhash leaf.");
+	opaque = SimhashPageGetOpaque(page);
+	if (opaque->sorted_end < start || opaque->sorted_end > ph->pd_lower ||
+		ph->pd_lower > ph->pd_upper || ph->pd_upper > ph->pd_special ||
+		ph->pd_special > BLCKSZ)
+		SimhashLeafCorrupt("The page's areas overlap.");
+	if ((ph->pd_lower - opaque->sorted_end) % SIMHASH_RAW_ENTRY_SIZE != 0 ||
+		SimhashLeafAppendCount(page) > SIMHASH_MAX_APPEND)
+		SimhashLeafCorrupt("The append area is not a whole number of entries, or too long.");
+	sorted_bytes = opaque->sorted_end - start;
+	if (sorted_bytes < (Size) opaque->nsorted * SIMHASH_MIN_ENCODED_ENTRY ||
+		sorted_bytes > (Size) opaque->nsorted * SIMHASH_MAX_ENCODED_ENTRY)
+		SimhashLeafCorrupt("The sorted area's size does not fit its entry count.");
+	nrestarts = (ph->pd_special - ph->pd_upper) / sizeof(uint16);
+	if (nrestarts != (opaque->nsorted + SIMHASH_RESTART_INTERVAL - 1) / SIMHASH_RESTART_INTERVAL)
+		SimhashLeafCorrupt("The restart array does not fit the entry count.");
+	restarts = (const uint16 *) ((char *) page + ph->pd_upper);
+	if (nrestarts > 0 && restarts[0] != start)
+		SimhashLeafCorrupt("The first restart is not the first entry.");
+}
+
 /*
  * Position a cursor on a leaf at the first sorted entry whose sort key may
  * be >= "from" (an earlier one at worst), and at the start of the append
@@ -370,12 +416,17 @@ SimhashLeafCursorSeek(SimhashLeafCursor *cur, Page page, SimhashSortKey from)
 				hi = nrestarts - 1,
 				found = 0;
 
+	SimhashCheckLeafLayout(page);
+
 	/* last restart whose sort key is <= from */
 	while (lo <= hi)
 	{
 		int			mid = (lo + hi) / 2;
 		const char *q = (char *) page + restarts[mid];
 
+		if (restarts[mid] < MAXALIGN(SizeOfPageHeaderData) ||
+			restarts[mid] + SIMHASH_MIN_ENCODED_ENTRY > opaque->sorted_end)
+			SimhashLeafCorrupt("A restart points outside the sorted area.");
 		if (SimhashGetVarint(&q) <= from)
 		{
 			found = mid;
@@ -418,6 +469,8 @@ SimhashLeafCursorNextSorted(SimhashLeafCursor *cur, SimhashEntry *e)
 	opaque = SimhashPageGetOpaque(cur->page);
 	index = opaque->nsorted - cur->nsorted_left;
 	delta = SimhashGetVarint(&cur->pos);
+	if (cur->pos + 6 > cur->end)
+		SimhashLeafCorrupt("The sorted area ends inside an entry.");
 	cur->prev = (index % SIMHASH_RESTART_INTERVAL == 0) ? delta : cur->prev + delta;
 	e->skey = cur->prev;
 	e->rest = SimhashGetRest(cur->pos);

@@ -1,25 +1,11 @@
 /*-------------------------------------------------------------------------
  *
  * shprobe.c
- *	  Which keys a search within Hamming radius k must probe, and its cost.
+ *	  Probe plans of the simhash index.
  *
- * Split a fingerprint into four 16-bit blocks.  If d(x, q) <= k and the
- * bands are probed with radii r_0..r_3 (band j probes every key within r_j
- * bits of q's block j; r_j = -1 skips the band), then
- *
- *		sum_j (r_j + 1) > k   guarantees that x is found,
- *
- * because otherwise x's block j differs from q's in more than r_j bits for
- * every band, and d(x, q) >= sum_j (r_j + 1) > k.  With r = (0,0,0,0) this
- * is the classic pigeonhole for k <= 3; k = 4 needs only (1,0,0,0): 17 + 3
- * probes instead of 4 x 17.  Scanning one band completely finds everything
- * whatever k is, which wins for large radii or small indexes.
- *
- * SimhashPlanProbes picks the radii that minimize an estimated cost in
- * units of "entries examined", by dynamic programming over the bands.  The
- * scan reports each match once: an entry reached in band j is returned only
- * if no earlier band i would have reached it (its block i differs from q's
- * in more than r_i bits).
+ * Per-band radii for a radius k by dynamic programming, rings of keys,
+ * binomials.  See src/README, "Why four band trees: pigeonhole" and
+ * "Probing".
  *
  * Copyright (c) 2026, the simhash authors
  *

@@ -1,22 +1,11 @@
 /*-------------------------------------------------------------------------
  *
  * shread.c
- *	  Reading the leaves of the simhash index for scans.
+ *	  Reading simhash leaves for scans.
  *
- * A probe collects the entries of one key of one band: it descends to the
- * leaf covering the key (or reuses the leaf the previous probe left pinned,
- * when the keys come in increasing order) and follows right-links while the
- * key's entries continue.  Entries are decoded under a share lock into a
- * batch and filtered after the lock is released: the exact distance, the
- * quals, and "was this entry already reached through another band?"
- *
- * Scans hold no lock between calls, and a pin only as an optimization
- * (except for an index-only scan, see SimhashReadLeaf).  For MVCC
- * snapshots that is safe: a TID whose entry VACUUM removes after we
- * read it can only be reused by a row inserted later, which the scan's
- * snapshot cannot see.  Splits only move entries to the right, and the
- * right-link read under the lock stays valid, so a scan moving right never
- * misses or repeats an entry (Lehman and Yao).
+ * Probing one key, reading a leaf whole, and filtering a batch (exact
+ * distance, quals, reached by an earlier band).  See src/README,
+ * "Concurrency: locks and pins" and "Probing".
  *
  * Copyright (c) 2026, the simhash authors
  *
@@ -27,6 +16,7 @@
  */
 #include "postgres.h"
 
+#include "miscadmin.h"
 #include "storage/bufmgr.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
@@ -178,6 +168,8 @@ SimhashProbeKey(IndexScanDesc scan, int band, uint16 key)
 			break;
 		next = op->rightlink;
 		UnlockReleaseBuffer(buf);
+		/* no lock held here: a damaged right-link chain can be cancelled */
+		CHECK_FOR_INTERRUPTS();
 		buf = ReadBuffer(index, next);
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 	}

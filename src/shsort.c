@@ -1,14 +1,10 @@
 /*-------------------------------------------------------------------------
  *
  * shsort.c
- *	  Sorting index entries within a memory budget (the build "spool").
+ *	  The simhash build spool.
  *
- * Entries are 16-byte records: a 64-bit key (tree << 59 | sort key) and the
- * 48-bit rest.  Up to the memory budget they are collected in an array and
- * sorted with an LSD radix sort; beyond it, each full array is sorted and
- * written to its own temporary file ("run"), and the runs are merged with a
- * binary heap when read back.  Keys are unique, so no stability questions
- * arise.
+ * Radix sort in memory, sorted runs on disk merged with a heap.  See
+ * src/README, "WAL" (the build).
  *
  * Copyright (c) 2026, the simhash authors
  *

@@ -1,33 +1,10 @@
 /*-------------------------------------------------------------------------
  *
  * shtree.c
- *	  Descent and insertion in the simhash index's B+-trees.
+ *	  Descent, move-right and insertion in the simhash B+-trees.
  *
- * Each band is a B+-tree in the style of Lehman and Yao, as nbtree: every
- * page has a high key and a right-link, so a reader that arrives at a page
- * after it split simply moves right.  That lets readers and writers hold
- * one buffer lock at a time while descending, and it makes every split a
- * two-step affair whose intermediate state is a valid tree:
- *
- *	1. the overflowing page's entries are spread over itself and new right
- *	   siblings, which are WAL-logged first (unreachable until the original
- *	   points to them), then the original page is rewritten pointing to
- *	   them, in one record;
- *	2. downlinks (pivots) for the new pages are inserted into the parent
- *	   level, which may split in turn, up to a new root.
- *
- * A crash between the steps leaves pages reachable only through right-links;
- * searches remain correct, and later splits insert their own pivots in key
- * order regardless.  A crash inside step 1 can only leave unreferenced new
- * pages behind (wasted space, no wrong answers).
- *
- * Pages are never deleted or merged, which keeps this simple: a page, once
- * part of a level, stays there, and the first page of a level is always
- * the one that was the root when the level was the top.
- *
- * Insertions arrive in sorted batches (shinsert.c buffers them per
- * transaction); a leaf receiving a handful of entries takes them in its
- * append area, anything larger rewrites the leaf.
+ * Including the two-step split and new roots.  See src/README, "Descent and
+ * the Lehman and Yao protocol" and "Insertion and the split protocol".
  *
  * Copyright (c) 2026, the simhash authors
  *
@@ -74,6 +51,16 @@ SimhashCheckTreePage(Relation index, Buffer buf, int band, int level)
 						RelationGetRelationName(index), BufferGetBlockNumber(buf),
 						opaque->band, opaque->level, band, level),
 				 errhint("Please REINDEX it.")));
+	/* an internal page's pivots must lie within it: descents index them */
+	if (!(opaque->flags & SIMHASH_LEAF) &&
+		(((PageHeader) page)->pd_lower < MAXALIGN(SizeOfPageHeaderData) + sizeof(SimhashPivot) ||
+		 ((PageHeader) page)->pd_lower > ((PageHeader) page)->pd_upper ||
+		 ((PageHeader) page)->pd_upper > ((PageHeader) page)->pd_special))
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\" block %u has a corrupted pivot area",
+						RelationGetRelationName(index), BufferGetBlockNumber(buf)),
+				 errhint("Please REINDEX it.")));
 }
 
 /*
@@ -90,6 +77,8 @@ SimhashMoveRight(Relation index, Buffer buf, SimhashSortKey target, int mode)
 		Page		page = BufferGetPage(buf);
 		SimhashPageOpaque opaque = SimhashPageGetOpaque(page);
 		BlockNumber next;
+		int			band = opaque->band;
+		int			level = opaque->level;
 
 		if ((opaque->flags & SIMHASH_RIGHTMOST) || target < opaque->high)
 			return buf;
@@ -103,6 +92,8 @@ SimhashMoveRight(Relation index, Buffer buf, SimhashSortKey target, int mode)
 		CHECK_FOR_INTERRUPTS();
 		buf = ReadBuffer(index, next);
 		LockBuffer(buf, mode);
+		/* a sibling is on the same tree and level */
+		SimhashCheckTreePage(index, buf, band, level);
 	}
 }
 

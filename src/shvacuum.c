@@ -1,24 +1,10 @@
 /*-------------------------------------------------------------------------
  *
  * shvacuum.c
- *	  VACUUM support for the simhash index.
+ *	  ambulkdelete and amvacuumcleanup for the simhash index.
  *
- * Bulk deletion walks the leaf level of each tree from its leftmost leaf
- * along the right-links.  That logical order is safe against concurrent
- * splits: a split only moves entries from a page to new pages inserted
- * right after it, so entries moved out of a page we have not reached yet
- * are reached later, and entries moved out of a page already cleaned were
- * already cleaned.  Leaves with dead entries are rewritten (which also
- * folds their append area into the sorted area); their freed space takes
- * later insertions of their key range.  Pages are never deleted.  A
- * rewrite can even split a leaf (see below); its new right siblings are on
- * the walk's way and are visited too, which does no harm.
- *
- * Leaves are cleaned under a cleanup lock (an exclusive lock once nobody
- * else holds a pin), as nbtree does: ordinary scans copy a leaf's matches
- * and let go of it, which is safe for MVCC heap fetches, but a full scan
- * planned as an index-only scan keeps each leaf pinned until its matches
- * are returned (shread.c), and VACUUM must not recycle those TIDs first.
+ * A walk along the leaves of each tree under cleanup locks.  See
+ * src/README, "VACUUM".
  *
  * Copyright (c) 2026, the simhash authors
  *

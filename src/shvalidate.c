@@ -1,13 +1,10 @@
 /*-------------------------------------------------------------------------
  *
  * shvalidate.c
- *	  Opclass validator of the simhash index access method.
+ *	  amvalidate for the simhash operator classes.
  *
- * The index understands exactly three operators on its column type:
- *	1	simhash64 <@ simhash_ball	(search: within a radius)
- *	2	simhash64 <-> simhash64		(ordering, integer result)
- *	3	simhash64 = simhash64		(search: radius 0)
- * and no support functions.
+ * Strategies 1 (<@), 2 (<->) and 3 (=), no support functions.  See
+ * src/README, "Verification".
  *
  * Copyright (c) 2026, the simhash authors
  *

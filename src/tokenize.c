@@ -1,37 +1,10 @@
 /*-------------------------------------------------------------------------
  *
  * tokenize.c
- *	  Turn a text into the weighted features that simhash(text) hashes.
+ *	  Features of a UTF-8 text for simhash().
  *
- * The pipeline, specified to the bit in README.md ("The fingerprint"):
- *
- *	1. The text arrives as UTF-8, in pieces cut anywhere (textsource.c
- *	   converts other server encodings).  Invalid UTF-8, possible only in
- *	   SQL_ASCII databases, decodes to U+FFFD.
- *	2. The code points are cut into normalisation segments: a segment starts
- *	   at every code point flagged BOUNDARY in unicode_table.h, and after 32
- *	   code points at the latest.  Each segment is normalised to NFKC on its
- *	   own.  Boundaries are chosen so that this equals NFKC of the whole text
- *	   (nothing before a boundary can compose or reorder with it); the cap
- *	   only matters for pathological runs of combining marks, and it keeps
- *	   the work linear in the input.
- *	3. Every resulting code point is case folded (full folding, as Python's
- *	   str.casefold()) and classified as word, Han, kana or separator.
- *	4. Features: each maximal run of word characters; each Han character;
- *	   each pair of adjacent kana in a run of kana (a lone kana is a feature
- *	   by itself).  Separators (punctuation, symbols, spaces, emoji) only
- *	   delimit features, so runs of punctuation cannot dominate.
- *	5. Each feature is hashed with XXH3-64 (seed 0) over its UTF-8 bytes and
- *	   counted; features are identified by their hash.
- *
- * Memory: the feature table is the only part that grows with the text (by
- * distinct features, 12 bytes a slot, grown in place); simhash(text) hashes
- * words longer than SIMHASH_WORD_BUFFER incrementally, and at most a
- * segment's worth of input is carried from one piece to the next.
- *
- * ASCII text takes a fast path that never calls the normaliser: ASCII code
- * points are boundaries and NFKC-stable, so only a non-ASCII code point that
- * is not a boundary forces the preceding character into a slow segment.
+ * Segments, NFKC, case folding, character classes, XXH3-64.  See README.md,
+ * "The fingerprint, to the bit", and src/README, "The fingerprint".
  *
  * Copyright (c) 2026, the simhash authors
  *

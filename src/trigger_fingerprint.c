@@ -36,6 +36,7 @@
 #include "nodes/bitmapset.h"
 #include "parser/parse_coerce.h"
 #include "utils/builtins.h"
+#include "utils/lsyscache.h"
 #include "utils/rel.h"
 
 #include "neardup.h"
@@ -64,7 +65,7 @@ simhash_fingerprint_trigger(PG_FUNCTION_ARGS)
 	TupleDesc	desc;
 	HeapTuple	tuple;
 	AttrNumber	fp_attno;
-	AttrNumber	cols[FUNC_MAX_ARGS];
+	AttrNumber *cols;
 	int			ncols;
 	bool		needed;
 	uint64		fp = 0;
@@ -97,7 +98,9 @@ simhash_fingerprint_trigger(PG_FUNCTION_ARGS)
 				 errdetail("A generated column computes its fingerprint itself."),
 				 errhint("Use either the generated column or the trigger, not both.")));
 
+	/* CREATE TRIGGER puts no bound on the number of arguments */
 	ncols = trigger->tgnargs - 1;
+	cols = palloc(sizeof(AttrNumber) * ncols);
 	for (int i = 0; i < ncols; i++)
 	{
 		cols[i] = SimhashTriggerColumn(rel, trigger->tgargs[i + 1], "text");
@@ -129,6 +132,9 @@ simhash_fingerprint_trigger(PG_FUNCTION_ARGS)
 	if (!isnull)
 		fp = DatumGetSimhash64(DirectFunctionCall1(simhash_text, PointerGetDatum(whole)));
 	value = Simhash64GetDatum(fp);
+	/* a domain's constraints hold for what the trigger stores too */
+	if (get_typtype(TupleDescAttr(desc, fp_attno - 1)->atttypid) == TYPTYPE_DOMAIN)
+		domain_check(value, isnull, TupleDescAttr(desc, fp_attno - 1)->atttypid, NULL, NULL);
 	replace = fp_attno;
 	return PointerGetDatum(heap_modify_tuple_by_cols(tuple, desc, 1, &replace,
 													 &value, &isnull));

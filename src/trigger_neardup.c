@@ -326,8 +326,12 @@ SimhashSetupLeaves(SimhashNearDupInfo *info, Relation rel, const char *fp_col,
 	}
 	info->nleaves = n;
 	if (info->own_leaf < 0)
-		elog(ERROR, "table \"%s\" is not among the tables its trigger searches",
-			 RelationGetRelationName(rel));
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("table \"%s\" is not among the tables its near-duplicate trigger searches",
+						RelationGetRelationName(rel)),
+				 errdetail("The table is being detached from its partitioned table, or was attached during this statement."),
+				 errhint("Retry once the DETACH or ATTACH PARTITION has finished.")));
 }
 
 /*
@@ -529,20 +533,34 @@ SimhashUpdateKeepsCheck(SimhashNearDupInfo *info, TriggerData *trigdata, TupleDe
 	return true;
 }
 
+/*
+ * May the current user learn the key of a matching row?  Not under
+ * row-level security (the match may be a row the policies hide), nor
+ * without SELECT on the key columns, as for core's unique violations.
+ */
+static bool
+SimhashKeyIsVisible(SimhashNearDupInfo *info)
+{
+	Oid			relid = info->top_relid;
+
+	if (info->nkey == 0 || check_enable_rls(relid, InvalidOid, true) == RLS_ENABLED)
+		return false;
+	for (int i = 0; i < info->nkey; i++)
+		if (pg_attribute_aclcheck(relid, get_attnum(relid, info->key_name[i]), GetUserId(),
+								  ACL_SELECT) != ACLCHECK_OK &&
+			pg_class_aclcheck(relid, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
+			return false;
+	return true;
+}
+
 /* "Key (id)=(42)" for a match, or NULL if the user may not see it. */
 static char *
 SimhashDescribeKey(SimhashNearDupInfo *info, const SimhashNearMatch *m)
 {
 	StringInfoData buf;
-	Oid			relid = info->top_relid;
 
-	if (info->nkey == 0 || check_enable_rls(relid, InvalidOid, true) == RLS_ENABLED)
+	if (!SimhashKeyIsVisible(info))
 		return NULL;
-	for (int i = 0; i < info->nkey; i++)
-		if (pg_attribute_aclcheck(relid, get_attnum(relid, info->key_name[i]), GetUserId(),
-								  ACL_SELECT) != ACLCHECK_OK &&
-			pg_class_aclcheck(relid, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
-			return NULL;
 	initStringInfo(&buf);
 	appendStringInfoString(&buf, "Key (");
 	for (int i = 0; i < info->nkey; i++)
@@ -621,7 +639,8 @@ SimhashLinkRow(SimhashNearDupInfo *info, HeapTuple tuple, TupleDesc desc,
 	if (info->link_key_attno != 0)
 	{
 		cols[n] = info->link_key_attno;
-		nulls[n] = !m->found || m->keynull[0];
+		/* a key the inserter may not see is not written into its row */
+		nulls[n] = !m->found || m->keynull[0] || !SimhashKeyIsVisible(info);
 		values[n] = nulls[n] ? (Datum) 0 : m->key[0];
 		n++;
 	}
@@ -658,7 +677,14 @@ simhash_near_duplicate_trigger(PG_FUNCTION_ARGS)
 
 	has_fp = SimhashRowFingerprint(info, tuple, slot, desc, &fp);
 	in_scope = SimhashRowScope(info, tuple, desc, scope, &scope_hash);
-	if (update && SimhashUpdateKeepsCheck(info, trigdata, desc, has_fp, fp, scope))
+	/*
+	 * An update that keeps the fingerprint and the scope keeps the check the
+	 * row passed.  Only a row in scope has scope values to compare: a NULL
+	 * one leaves the rest of scope[] unset (and out of scope, nothing is
+	 * checked anyway).
+	 */
+	if (update && in_scope &&
+		SimhashUpdateKeepsCheck(info, trigdata, desc, has_fp, fp, scope))
 		return PointerGetDatum(tuple);
 
 	memset(&match, 0, sizeof(match));

@@ -88,11 +88,11 @@ SimhashTriggerColumn(Relation rel, const char *colname, const char *what)
 text *
 SimhashJoinTextColumns(HeapTuple tuple, TupleDesc desc, const AttrNumber *cols, int ncols)
 {
-	text	   *parts[FUNC_MAX_ARGS];
+	text	  **parts = palloc(sizeof(text *) * Max(ncols, 1));
 	int			nparts = 0;
 	StringInfoData buf;
 
-	for (int i = 0; i < ncols && nparts < FUNC_MAX_ARGS; i++)
+	for (int i = 0; i < ncols; i++)
 	{
 		bool		isnull;
 		Datum		d = heap_getattr(tuple, cols[i], desc, &isnull);

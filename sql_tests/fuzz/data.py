@@ -156,6 +156,8 @@ def setup_side_database(admin):
     admin.ok("CREATE EXTENSION simhash")
     admin.ok("CREATE SCHEMA fz; CREATE SCHEMA fzown AUTHORIZATION %s; GRANT USAGE ON SCHEMA fz TO %s, %s"
              % (FUZZ, FUZZ, RO))
+    # the fuzz role checks the indexes of its own tables (neardup.py)
+    admin.ok("GRANT EXECUTE ON FUNCTION simhash_index_check(regclass, boolean) TO %s" % FUZZ)
 
 
 def setup_tables(admin, rng, model):

@@ -579,6 +579,8 @@ def sweep_cases(ctx):
 
 
 def sweep_case(ctx, rng, spec):
+    if spec.get("gen"):         # a sweep of another module (radius.py, neardup.py)
+        return spec["gen"](ctx, rng, **spec["args"])
     if spec.get("join"):
         return gen_join(ctx, rng, spelling=spec["spelling"], v=spec["v"], kform=spec["kform"],
                         pair=spec.get("pair", ("ja", "jb")), settings=spec["settings"], mode=spec["mode"])

@@ -165,6 +165,7 @@ class Runner:
         self.start_time = None
         self.crashes = 0
         self.simhash_indexes = set()
+        self.known = {}             # known failures avoided: name -> statements not run
 
     def add_session(self, name, user, dbname):
         self.sessions[name] = Session(self, name, user, dbname)

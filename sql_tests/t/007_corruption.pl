@@ -1,0 +1,210 @@
+
+# Copyright (c) 2026, the simhash authors
+
+# Verification finds corruption, and reading a corrupt index never crashes
+# the server.  The index file is damaged on disk while the server is down,
+# in ways a torn write, a bad disk or a bug could: a page that is not a
+# simhash page, a leaf copied over a leaf of another tree, a leaf whose
+# sorted-area count is wrong, a metapage of an unknown version; and, without
+# touching files, rows the index lacks (pg_index.indisready switched off
+# while rows are updated).  Each time simhash_index_check must raise XX002
+# (index_corrupted) or, for the metapage, refuse to read the index, and
+# searches through the index must fail cleanly or answer: the server keeps
+# running.  After REINDEX the checks pass again.
+
+use strict;
+use warnings;
+
+use FindBin;
+use lib $FindBin::RealBin;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use SimhashTAP;
+use Test::More;
+
+my $BLCKSZ = 8192;
+# SimhashPageOpaqueData at the end of every page (shindex.h): high (8),
+# rightlink (4), then uint16 flags, level, band, nsorted, sorted_end, page_id
+my $OPAQUE = $BLCKSZ - 24;
+my %field = (flags => 12, level => 14, band => 16, nsorted => 18, page_id => 22);
+my $LEAF = 2;
+
+my $node = PostgreSQL::Test::Cluster->new('corruption');
+$node->init;
+$node->append_conf('postgresql.conf', "autovacuum = off\njit = off\n");
+$node->start;
+$node->safe_psql('postgres', setup_sql());
+$node->safe_psql(
+	'postgres', q{
+CREATE TABLE t (id int8 PRIMARY KEY, fp simhash64);
+INSERT INTO t SELECT i, fp_of(i) FROM generate_series(1, 30000) i;
+CREATE INDEX t_fp ON t USING simhash (fp);
+CHECKPOINT;
+});
+my $file = $node->data_dir . '/'
+  . $node->safe_psql('postgres', q{SELECT pg_relation_filepath('t_fp')});
+my $pristine = slurp_file($file);
+my $npages = length($pristine) / $BLCKSZ;
+cmp_ok($npages, '>', 20, "the index has $npages pages");
+
+# a uint16 field of the special space of page $blk
+sub field
+{
+	my ($image, $blk, $name) = @_;
+	return unpack('v', substr($image, $blk * $BLCKSZ + $OPAQUE + $field{$name}, 2));
+}
+
+sub set_field
+{
+	my ($image, $blk, $name, $value) = @_;
+	substr($$image, $blk * $BLCKSZ + $OPAQUE + $field{$name}, 2) = pack('v', $value);
+}
+
+# the leaves of each tree, and the internal pages
+my %leaves;
+my @internal;
+for my $blk (1 .. $npages - 1)
+{
+	if (field($pristine, $blk, 'flags') & $LEAF)
+	{
+		push @{ $leaves{ field($pristine, $blk, 'band') } }, $blk;
+	}
+	else
+	{
+		push @internal, $blk;
+	}
+}
+ok(@internal >= 4, 'internal pages exist');
+
+# a uint16 of the page header (pd_lower at 12, pd_upper at 14)
+sub set_header
+{
+	my ($image, $blk, $offset, $value) = @_;
+	substr($$image, $blk * $BLCKSZ + $offset, 2) = pack('v', $value);
+}
+ok(@{ $leaves{0} } >= 2 && @{ $leaves{2} } >= 2, 'several leaves in each band tree');
+
+# write $image as the index file, with the server stopped
+sub install_image
+{
+	my ($image) = @_;
+	$node->stop;
+	open(my $fh, '>', $file) or die "open $file: $!";
+	binmode $fh;
+	print $fh $image;
+	close $fh;
+	$node->start;
+}
+
+# run $sql; return its SQLSTATE, or 'ok'
+sub sqlstate_of
+{
+	my ($sql) = @_;
+	my ($ret, $stdout, $stderr) = $node->psql('postgres',
+		"\\set VERBOSITY verbose\n$sql", on_error_stop => 1);
+	return 'ok' if $ret == 0;
+	return $stderr =~ /ERROR:\s+([0-9A-Z]{5}):/ ? $1 : "failed: $stderr";
+}
+
+# searches through the index: each may answer (wrongly: the index is
+# damaged) or fail with XX002 or a statement timeout, but with nothing else,
+# and none may take the server down
+sub search_survives
+{
+	my ($label) = @_;
+	for my $sql (
+		q{SET enable_seqscan = off; SET enable_bitmapscan = off;
+		  SELECT count(*) FROM t WHERE fp <-> fp_of(77) <= 6;},
+		q{SET enable_seqscan = off;
+		  SELECT count(*) FROM t WHERE fp <@ simhash_ball(fp_of(5), 12);},
+		q{SET enable_seqscan = off; SELECT id FROM t ORDER BY fp <-> fp_of(9) LIMIT 20;},
+		q{INSERT INTO t SELECT 100000 + i, fp_of(100000 + i) FROM generate_series(1, 300) i;
+		  DELETE FROM t WHERE id > 100000;})
+	{
+		my $state = sqlstate_of("SET statement_timeout = '5s'; $sql");
+		like($state, qr/^(ok|XX002|57014)$/, "$label: a search ends with $state");
+	}
+	is($node->safe_psql('postgres', 'SELECT 1'), '1', "$label: the server answers after searches");
+	ok(slurp_file($node->logfile) !~ /terminated by signal|server process .* was terminated/,
+		"$label: no backend crashed");
+}
+
+# damage the index, check, search, restore
+sub corruption_case
+{
+	my ($label, $damage, $expect_check) = @_;
+	my $image = $pristine;
+	$damage->(\$image);
+	install_image($image);
+	is(sqlstate_of(q{SELECT simhash_index_check('t_fp', true)}),
+		$expect_check, "$label: simhash_index_check raises $expect_check");
+	search_survives($label);
+	install_image($pristine);
+}
+
+corruption_case('page id', sub { set_field($_[0], $leaves{1}[1], 'page_id', 0) }, 'XX002');
+corruption_case(
+	'leaf of another tree',
+	sub {
+		my ($img) = @_;
+		my ($from, $to) = ($leaves{0}[1], $leaves{2}[1]);
+		substr($$img, $to * $BLCKSZ, $BLCKSZ) = substr($$img, $from * $BLCKSZ, $BLCKSZ);
+	},
+	'XX002');
+corruption_case(
+	'sorted-area count',
+	sub {
+		my ($img) = @_;
+		my $blk = $leaves{3}[0];
+		set_field($img, $blk, 'nsorted', field($$img, $blk, 'nsorted') + 1);
+	},
+	'XX002');
+corruption_case('huge entry count',
+	sub { set_field($_[0], $leaves{0}[2], 'nsorted', 65535) }, 'XX002');
+corruption_case('leaf areas overlap',
+	sub { set_header($_[0], $leaves{1}[2], 12, 8000) }, 'XX002');
+corruption_case('restart out of the page',
+	sub { set_header($_[0], $leaves{2}[0], 14, 8100) }, 'XX002');
+corruption_case('internal page without pivots',
+	sub { set_header($_[0], $_, 12, 0) for @internal }, 'XX002');
+corruption_case(
+	'right-link loop',
+	sub {
+		my ($img) = @_;
+		for my $blk (@{ $leaves{1} }[0 .. 2])
+		{
+			substr($$img, $blk * $BLCKSZ + $OPAQUE + 8, 4) = pack('V', $blk);
+		}
+	},
+	'XX002');
+corruption_case(
+	'metapage version',
+	sub { substr(${ $_[0] }, 28, 4) = pack('V', 0xDEAD) },
+	'XX002');
+
+is(sqlstate_of(q{SELECT simhash_index_check('t_fp', true)}), 'ok',
+	'the restored index passes');
+
+# rows the index lacks: updates while the index is not ready
+$node->safe_psql(
+	'postgres', q{
+UPDATE pg_index SET indisready = false WHERE indexrelid = 't_fp'::regclass;
+UPDATE t SET fp = fp_of(-id) WHERE id <= 10;
+UPDATE pg_index SET indisready = true WHERE indexrelid = 't_fp'::regclass;
+});
+is(sqlstate_of(q{SELECT simhash_index_check('t_fp', false)}), 'ok',
+	'missing entries leave every page valid');
+is(sqlstate_of(q{SELECT simhash_index_check('t_fp', true)}), 'XX002',
+	'heapallindexed finds the rows the index lacks');
+$node->safe_psql('postgres', 'REINDEX INDEX t_fp');
+is(sqlstate_of(q{SELECT simhash_index_check('t_fp', true)}), 'ok',
+	'after REINDEX the index passes');
+is( $node->safe_psql(
+		'postgres', q{
+SET enable_seqscan = off; SET enable_bitmapscan = off;
+SELECT count(*) FROM t WHERE fp <-> fp_of(-3) <= 0}), '1',
+	'and finds an updated row by its new fingerprint');
+
+$node->stop;
+done_testing();

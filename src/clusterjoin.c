@@ -3,31 +3,9 @@
  * clusterjoin.c
  *	  simhash_clusters: connect the rows within k bits of each other.
  *
- * Candidate pairs are found band by band, as the index and the band join
- * find them (shprobe.c): with per-band radii r_j and sum_j (r_j + 1) > k,
- * any two fingerprints within k bits have, in some band j, blocks within
- * r_j bits of each other.  For each probed band the rows are sorted by the
- * band's 16-bit block (a counting sort), and every bucket of rows sharing a
- * block is joined with itself and, when r_j > 0, with each bucket of a
- * greater key within r_j bits of its own.  Components are kept in a
- * union-find over row numbers (union by size, path halving), so that a
- * pair reached in several bands, or through several rows, costs nothing
- * more.
- *
- * A bucket is not joined pair by pair.  Its rows are gathered, in order,
- * into groups of rows known to be connected; a group has a reference (its
- * first row) and a reach: no member is further than that from the
- * reference.  A row is compared with each group of the bucket so far: by
- * the triangle inequality, a group whose reference is more than k + reach
- * away holds no row within k; a group whose reference is within k, or that
- * the union-find already connects to the row, is joined at once; otherwise
- * its members are compared until one is within k.  A row that joins two
- * groups merges them.  So a bucket holding one cluster of a million copies
- * costs about a million steps, not half a trillion, and clusters that share
- * a block but lie far apart cost one comparison per group.  Rows with no
- * near neighbour among many unrelated rows of their bucket are compared
- * with each of them, as in the band join.  For small inputs or very large
- * radii all rows form one bucket instead of four bands.
+ * Bands and buckets as the band join's, a union-find over row numbers,
+ * and groups of connected rows inside a bucket so that a huge cluster
+ * costs linear time.  See src/README, "Clusters".
  *
  * Copyright (c) 2026, the simhash authors
  *

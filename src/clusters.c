@@ -4,25 +4,9 @@
  *	  simhash_clusters(query, k): the near-duplicate clusters of the rows a
  *	  query returns, i.e. the connected components of "within k bits".
  *
- * The query returns (id, fp).  It runs through SPI, read-only, with the
- * caller's rights and snapshot, and hands its rows one by one to a
- * DestReceiver that keeps the (id, fp) of each row with a fingerprint in
- * one compact array: SPI keeps none of them.  The array is sorted by id (a
- * radix sort; input already in id order costs one pass), so that a row's
- * number is the rank of its id: the representative of a cluster, its
- * smallest id, is its smallest row number, and duplicate ids are adjacent.
- * clusterjoin.c then connects the rows within k of each other in a
- * union-find over row numbers, and the result is written ordered by
- * cluster and id.
- *
- * Memory: 36 bytes per row (the row, the union-find, one band order at a
- * time), 20 bytes per row of the largest bucket (its groups, see
- * clusterjoin.c), and about 400 kB, all within maintenance_work_mem, as an
- * index build.  The limit is enforced while the rows are read: the row
- * array never grows past what it allows.
- *
- * Long runs report progress with a NOTICE every 10 seconds, and every loop
- * checks for interrupts.
+ * Reading the query's rows, sorting them by id, the memory bound, the
+ * arguments, progress and the result; clusterjoin.c joins them.  See
+ * src/README, "Clusters".
  *
  * Copyright (c) 2026, the simhash authors
  *

@@ -5,6 +5,8 @@ OBJS = \
 	src/ball.o \
 	src/catalog.o \
 	src/clause.o \
+	src/clusterjoin.o \
+	src/clusters.o \
 	src/distance.o \
 	src/fingerprint.o \
 	src/neardup_lock.o \
@@ -42,7 +44,7 @@ DATA = src/simhash--0.1.0.sql src/simhash--0.1.0--0.2.0.sql
 PGFILEDESC = "simhash - near-duplicate text detection"
 
 REGRESS = type distance fingerprint index planner join radius security trigger \
-	suggested_radius upgrade
+	suggested_radius clusters upgrade
 REGRESS_OPTS = --load-extension=simhash
 
 # isolation specs: sql_tests/isolation/specs/*.spec, expected/*.out

@@ -61,7 +61,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import psycopg2  # noqa: E402
 
-from fuzz import data, neardup, queries, radius, scalar  # noqa: E402
+from fuzz import clusters, data, neardup, queries, radius, scalar  # noqa: E402
 from fuzz.runner import CaseFailure, Lost, Runner  # noqa: E402
 
 DML_EVERY = 25
@@ -74,7 +74,7 @@ RANDOM_KINDS = [
     (2, scalar.gen_copy), (2, scalar.gen_ddl), (3, queries.gen_cursor), (3, queries.gen_function),
     (2, radius.gen_radius_weight), (3, radius.gen_radius_text), (1, radius.gen_huge_radius),
     (3, radius.gen_blocks), (1, radius.gen_block_join),
-    (8, neardup.gen_trigger_args), (12, neardup.gen_trigger_dml),
+    (8, neardup.gen_trigger_args), (12, neardup.gen_trigger_dml), (3, clusters.gen_clusters),
 ]
 # plan shapes a full run must have produced, or the fuzzer has lost its reach
 REQUIRED_PLANS = ["simhash Index Scan", "simhash Bitmap Index Scan", "simhash Index Scan (nearest)",
@@ -223,7 +223,7 @@ def main():
         return 1
     print("fuzz: setup done in %.0f s" % (time.time() - began), flush=True)
     go = True
-    sweep = (queries.sweep_cases(ctx) + radius.sweep_specs() + neardup.sweep_specs()
+    sweep = (queries.sweep_cases(ctx) + radius.sweep_specs() + neardup.sweep_specs() + clusters.sweep_specs()
              if config.sweep or config.case.startswith("s") else [])
     if config.case.startswith("s"):
         i = int(config.case[1:])

@@ -68,3 +68,19 @@ CREATE FUNCTION simhash_shared_block(simhash64, simhash64) RETURNS int4
 	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
 COMMENT ON FUNCTION simhash_shared_block(simhash64, simhash64) IS
 	'the first block, most significant first, that two fingerprints share (0 to 65535), NULL if none; fingerprints within 3 always share one';
+
+------------------------------------------------------------------------------
+-- Clusters: near-duplicate clusters of a query's rows
+------------------------------------------------------------------------------
+
+-- The connected components of "within k bits" among the rows of
+-- a query (clusters.c).  VOLATILE and PARALLEL UNSAFE as core's ts_stat,
+-- which also runs a query given as text: the query may call anything, and
+-- it runs read-only through SPI, as the calling role.  Not STRICT: a NULL
+-- query or k is an error, not an empty result.
+CREATE FUNCTION simhash_clusters(query text, k int4)
+RETURNS TABLE (id int8, cluster int8, size int8)
+AS 'MODULE_PATHNAME', 'simhash_clusters'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION simhash_clusters(text, int4) IS
+'near-duplicate clusters of the rows of a query returning (id, fp): each row whose fp is not NULL with its cluster''s smallest id and size, ordered by cluster and id';

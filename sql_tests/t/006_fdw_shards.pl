@@ -350,6 +350,17 @@ is( $coord->safe_psql('postgres', 'SELECT count(*) || \' \' || count(DISTINCT id
 		'SELECT sum(n) || \' \' || count(*) FROM docs, LATERAL (SELECT count(DISTINCT k % 2) n FROM unnest(simhash_blocks(fp)) k) c'),
 	'pairs: every document has a copy on the shard of each of its blocks, and no other');
 
+# near-duplicate clusters of the sharded table, run on the coordinator:
+# the rows come through the shards, the clusters are the single server's
+my $clusters = q{SELECT md5(string_agg(id || ':' || cluster || ':' || size, ',' ORDER BY id))
+	FROM simhash_clusters('SELECT id, fp FROM %s', 3)};
+my $clusters_single = $coord->safe_psql('postgres', sprintf($clusters, 'docs_local'));
+is($coord->safe_psql('postgres', sprintf($clusters, 'docs')),
+	$clusters_single, 'clusters of the sharded table: the single server\'s');
+like($coord->safe_psql('postgres',
+		q{SELECT count(*) FROM simhash_clusters('SELECT id, fp FROM docs', 3) WHERE size > 1}),
+	qr/^[1-9]\d*$/, 'clusters of the sharded table: some rows have near-duplicates');
+
 # ------------------------------------------------------------------------
 # Insert-time near-duplicate check on the coordinator
 # ------------------------------------------------------------------------

@@ -5,6 +5,7 @@ OBJS = \
 	src/ball.o \
 	src/distance.o \
 	src/fingerprint.o \
+	src/knnpath.o \
 	src/planner.o \
 	src/selectivity.o \
 	src/shbuild.o \
@@ -32,7 +33,7 @@ EXTENSION = simhash
 DATA = src/simhash--0.1.0.sql src/simhash--0.1.0--0.2.0.sql
 PGFILEDESC = "simhash - near-duplicate text detection"
 
-REGRESS = type distance fingerprint index planner join
+REGRESS = type distance fingerprint index planner join knn_tiebreak
 REGRESS_OPTS = --inputdir=. --load-extension=simhash
 
 # isolation specs: sql_tests/isolation/specs/*.spec, expected/*.out

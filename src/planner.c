@@ -512,7 +512,7 @@ static void
 SimhashSetRelPathlist(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *rte)
 {
 	List	   *simhash_indexes = NIL;
-	List	   *saved_indexlist;
+	List	   *knn_pathkeys;	/* ORDER BY distance, then more (knnpath.c) */
 	List	   *originals = NIL;	/* recognized clauses ... */
 	List	   *derivations = NIL;	/* ... and what they became */
 	List	   *restrictions = NIL; /* the derived restriction clauses */
@@ -535,6 +535,7 @@ SimhashSetRelPathlist(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEnt
 	}
 	if (simhash_indexes == NIL)
 		return;
+	knn_pathkeys = SimhashKnnPrefixPathkeys(root, rel, simhash_indexes);
 
 	foreach(lc, simhash_indexes)
 	{
@@ -557,7 +558,11 @@ SimhashSetRelPathlist(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEnt
 		restrictions = list_concat(restrictions, newrestrict);
 	}
 	if (derivations == NIL)
+	{
+		if (knn_pathkeys != NIL)
+			SimhashCreateIndexPaths(root, rel, simhash_indexes, knn_pathkeys);
 		return;
+	}
 
 	/*
 	 * A partial index matches restriction clauses from its own copy of the
@@ -592,10 +597,7 @@ SimhashSetRelPathlist(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEnt
 
 	/* parameterized scans already planned, then core's index paths */
 	SimhashResizeParameterized(root, rel, originals, derivations);
-	saved_indexlist = rel->indexlist;
-	rel->indexlist = simhash_indexes;
-	create_index_paths(root, rel);
-	rel->indexlist = saved_indexlist;
+	SimhashCreateIndexPaths(root, rel, simhash_indexes, knn_pathkeys);
 	/* the new paths' sizes too */
 	SimhashResizeParameterized(root, rel, originals, derivations);
 

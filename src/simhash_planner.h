@@ -86,6 +86,12 @@ extern Expr *SimhashMakeWithinClause(PlannerInfo *root, const SimhashOpfamilyInf
 extern Selectivity SimhashEstimateRadius(PlannerInfo *root, IndexOptInfo *index,
 										 Node *indexexpr, Node *query, int radius);
 
+/* knnpath.c */
+extern List *SimhashKnnPrefixPathkeys(PlannerInfo *root, RelOptInfo *rel,
+									  List *simhash_indexes);
+extern void SimhashCreateIndexPaths(PlannerInfo *root, RelOptInfo *rel,
+									List *simhash_indexes, List *prefix_pathkeys);
+
 /* shjoin.c */
 extern void SimhashInstallJoinHook(void);
 

@@ -239,22 +239,26 @@ BEGIN
 END $$;
 
 -- KNN check: queries whose sorted top-n distances equal the sequential
--- sort's (ties may pick different rows, never different distances).
+-- sort's (ties may pick different rows, never different distances); with
+-- p_rows, queries whose rows are the sort's (with a tie-break, "ORDER BY
+-- distance, id", the top n are determined).
+DROP FUNCTION IF EXISTS ixb_knn_check(text, text, bigint, text, text, text);
 CREATE OR REPLACE FUNCTION ixb_knn_check(p_run text, p_size text, p_n bigint, p_dataset text,
-	p_method text, p_ref text)
+	p_method text, p_ref text, p_rows bool DEFAULT false)
 RETURNS void LANGUAGE plpgsql AS $$
 DECLARE
 	v_tag text := p_size || '/' || p_dataset;
 	same bigint;
 	nq bigint;
 BEGIN
-	WITH a AS (SELECT qid, array_agg(d ORDER BY d) ds FROM ixb_found f
-			   WHERE f.tag = v_tag AND method = p_method GROUP BY qid),
-		 b AS (SELECT qid, array_agg(d ORDER BY d) ds FROM ixb_found f
-			   WHERE f.tag = v_tag AND method = p_ref GROUP BY qid)
+	WITH f AS (SELECT qid, method, CASE WHEN p_rows THEN id ELSE d END AS v FROM ixb_found f
+			   WHERE f.tag = v_tag AND method IN (p_method, p_ref)),
+		 a AS (SELECT qid, array_agg(v ORDER BY v) ds FROM f WHERE method = p_method GROUP BY qid),
+		 b AS (SELECT qid, array_agg(v ORDER BY v) ds FROM f WHERE method = p_ref GROUP BY qid)
 	SELECT count(*) FILTER (WHERE a.ds = b.ds), count(*) INTO same, nq
 	FROM b LEFT JOIN a USING (qid);
-	PERFORM ixb_put(p_run, p_size, p_n, p_dataset, p_method, NULL, 'knn_same_distances', same,
+	PERFORM ixb_put(p_run, p_size, p_n, p_dataset, p_method, NULL,
+					CASE WHEN p_rows THEN 'knn_same_rows' ELSE 'knn_same_distances' END, same,
 					same || ' of ' || nq);
 END $$;
 
@@ -274,7 +278,9 @@ INSERT INTO ixb_templates VALUES
 ('simhash_dist', 'simhash', 'SELECT id FROM $T WHERE fp <-> $Q::simhash64 <= $K'),
 ('knn_simhash', 'simhash', 'SELECT id FROM $T ORDER BY fp <-> $Q::simhash64 LIMIT 10'),
 ('knn_seqsort', 'plain', 'SELECT id FROM $T ORDER BY bit_count((fp::bigint # $Q)::bit(64)) LIMIT 10'),
-('knn_seqsort_par2', 'plain', 'SELECT id FROM $T ORDER BY bit_count((fp::bigint # $Q)::bit(64)) LIMIT 10');
+('knn_seqsort_par2', 'plain', 'SELECT id FROM $T ORDER BY bit_count((fp::bigint # $Q)::bit(64)) LIMIT 10'),
+('knn_simhash_tie', 'simhash', 'SELECT id FROM $T ORDER BY fp <-> $Q::simhash64, id LIMIT 10'),
+('knn_seqsort_tie', 'plain', 'SELECT id FROM $T ORDER BY bit_count((fp::bigint # $Q)::bit(64)), id LIMIT 10');
 
 -- The table a method reads in a (size, dataset): <prefix>_<tbl>, except in
 -- the 100M run (only <prefix>_simhash exists; the sequential scans read it).

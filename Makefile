@@ -6,7 +6,10 @@ OBJS = \
 	src/distance.o \
 	src/fingerprint.o \
 	src/knnpath.o \
+	src/neardup_lock.o \
+	src/neardup_search.o \
 	src/planner.o \
+	src/radius.o \
 	src/selectivity.o \
 	src/shbuild.o \
 	src/shcheck.o \
@@ -26,21 +29,26 @@ OBJS = \
 	src/shvacuum.o \
 	src/shvalidate.o \
 	src/simhash.o \
+	src/textsource.o \
 	src/tokenize.o \
+	src/trigger_fingerprint.o \
+	src/trigger_neardup.o \
+	src/trigger_util.o \
 	src/type.o
 
 EXTENSION = simhash
 DATA = src/simhash--0.1.0.sql src/simhash--0.1.0--0.2.0.sql
 PGFILEDESC = "simhash - near-duplicate text detection"
 
-REGRESS = type distance fingerprint index planner join knn_tiebreak
-REGRESS_OPTS = --inputdir=. --load-extension=simhash
+REGRESS = type distance fingerprint index planner join knn_tiebreak radius security trigger \
+	suggested_radius upgrade
+REGRESS_OPTS = --load-extension=simhash
 
 # isolation specs: sql_tests/isolation/specs/*.spec, expected/*.out
 # (simhash_own_inserts needs max_prepared_transactions > 0)
 ISOLATION = simhash_insert_scan simhash_own_inserts simhash_vacuum simhash_cic simhash_estimate \
-	simhash_subxact
-ISOLATION_OPTS = --inputdir=sql_tests/isolation --load-extension=simhash
+	simhash_subxact simhash_neardup_reject simhash_neardup_skip simhash_neardup_link
+ISOLATION_OPTS = --inputdir=$(srcdir)/sql_tests/isolation --load-extension=simhash
 
 # -Werror with the warnings PostgreSQL's own headers trigger turned off
 PG_CFLAGS = -Wall -Wextra -Werror -Wno-unused-parameter \
@@ -51,4 +59,32 @@ PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
 # every object depends on every header (PGXS does not track them)
-$(OBJS): $(wildcard src/*.h)
+$(OBJS): $(wildcard $(srcdir)/src/*.h)
+
+# A VPATH build (make -f SRCDIR/Makefile VPATH=SRCDIR from another
+# directory, as Debian's pg_buildext does in build-15/) writes the objects
+# into src/ of the build directory, which must exist first.
+ifneq ($(srcdir),.)
+$(shell mkdir -p src)
+endif
+
+# The PGXN release: make dist writes simhash-VERSION.zip (VERSION from
+# META.json) holding one directory simhash-VERSION/ with what a user needs
+# to build, install and run make installcheck; nothing generated, no
+# development tools, no packaging.
+DIST_FILES = META.json Makefile simhash.control README.md LICENSE $(DATA) \
+	$(patsubst $(srcdir)/%,%,$(wildcard $(srcdir)/src/*.c $(srcdir)/src/*.h \
+		$(srcdir)/sql/*.sql $(srcdir)/expected/*.out \
+		$(srcdir)/sql_tests/isolation/specs/*.spec $(srcdir)/sql_tests/isolation/expected/*.out))
+
+.PHONY: dist
+dist:
+	@set -e; \
+	name=$(EXTENSION)-$$(python3 -c 'import json, sys; print(json.load(sys.stdin)["version"])' \
+		<$(srcdir)/META.json); \
+	rm -rf $$name $$name.zip; \
+	mkdir $$name; \
+	(cd $(srcdir) && cp --parents $(DIST_FILES) $(CURDIR)/$$name/); \
+	zip -qrX $$name.zip $$name; \
+	rm -rf $$name; \
+	echo $$name.zip

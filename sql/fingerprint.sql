@@ -86,6 +86,22 @@ SELECT sqlstate_of($$SELECT simhash(ARRAY['a'], ARRAY[NULL]::float8[])$$);
 SELECT sqlstate_of($$SELECT simhash(ARRAY[['a', 'b'], ['c', 'd']])$$);
 SELECT simhash(ARRAY['a', 'b'], ARRAY[1.0, 'NaN']);
 
+-- huge and tiny weights: every weight is first scaled by one power of two
+-- (the largest into [0.5, 1)), so sums cannot overflow and scaling all
+-- weights by a power of two, up to the largest double and down into the
+-- subnormals, gives the same fingerprint
+SELECT simhash(ARRAY['a', 'b', 'c', 'd', 'e'], array_fill(1.7e308::float8, ARRAY[5])) AS huge,
+       simhash(ARRAY['a', 'b', 'c', 'd', 'e'], array_fill(1::float8, ARRAY[5])) AS ones,
+       simhash(ARRAY['a', 'b', 'c', 'd', 'e'], array_fill(5e-324::float8, ARRAY[5])) AS tiniest;
+CREATE TEMP TABLE weighted AS
+SELECT array_agg('f' || i ORDER BY i) AS f, array_agg((i % 7 + 1)::float8 ORDER BY i) AS w
+FROM generate_series(1, 300) i;
+SELECT k, simhash(f, w) = simhash(f, ARRAY(SELECT x * 2::float8 ^ k
+                                           FROM unnest(w) WITH ORDINALITY u(x, o) ORDER BY o)) AS same
+FROM weighted, (VALUES (-1070), (-1000), (-60), (1), (60), (1000), (1020)) v(k) ORDER BY k;
+-- tools/simhash_reference.py (weighted_simhash) gives the same value
+SELECT simhash(ARRAY['alpha', 'beta', 'gamma'], ARRAY[0.5, 3.25, 1e300]) AS reference;
+
 -- simhash(tsvector): lexemes weighted by occurrences and class (D=1 C=2 B=4 A=10, cap 8)
 SELECT simhash(to_tsvector('simple', 'cat dog cat')) = simhash(ARRAY['cat', 'cat', 'dog']) AS occurrences,
        simhash('cat:1 dog:2'::tsvector) = simhash(ARRAY['cat', 'dog']) AS positions,
@@ -109,6 +125,7 @@ SELECT simhash('Ça coûte ½ µs, Straße, naïve café ÀÉÎÕÜ') AS latin_f
        (SELECT count(*) || ' features, ' || sum(occurrences) || ' occurrences'
         FROM simhash_features(latin)) AS long_latin_stats
 FROM long_texts \gset
+SELECT simhash(ARRAY['中文', 'größe']) AS array_fp \gset
 \echo :long_chinese_stats / :long_latin_stats
 CREATE DATABASE simhash_latin1 TEMPLATE template0 ENCODING 'LATIN1' LC_COLLATE 'C' LC_CTYPE 'C';
 CREATE DATABASE simhash_euc_cn TEMPLATE template0 ENCODING 'EUC_CN' LC_COLLATE 'C' LC_CTYPE 'C';
@@ -126,6 +143,23 @@ SELECT getdatabaseencoding(),
         FROM simhash_features(latin)) = :'long_latin_stats' AS long_features_same
 FROM long_texts;
 SELECT * FROM simhash_features('Ça coûte ½, Straße');
+-- NFKC and case folding make characters LATIN1 cannot hold (µ folds to
+-- Greek mu; ¨ ´ ¸ ¯ become a space and a combining mark): simhash_features
+-- writes them as \uXXXX instead of failing, for every LATIN1 character
+SELECT * FROM simhash_features('µ ¨ ´ ¸ ¯ Maße µm ¼');
+SELECT count(*) AS features, count(*) FILTER (WHERE feature LIKE '%\\%') AS escaped
+FROM simhash_features((SELECT string_agg(chr(i), ' ') FROM generate_series(32, 255) i));
+SELECT t, simhash(t) = (SELECT simhash(array_agg(feature ORDER BY ordinality),
+                                       array_agg(weight ORDER BY ordinality))
+                        FROM simhash_features(t) WITH ORDINALITY) AS identity
+FROM (VALUES ('Ça coûte ½, Straße'), ('µ'), ('ÀÉÎÕÜ àéîõü ÿ ß')) v(t);
+-- a text stored out of line uncompressed is read in slices
+CREATE TABLE stored (body text);
+ALTER TABLE stored ALTER body SET STORAGE EXTERNAL;
+INSERT INTO stored SELECT latin FROM long_texts;
+SELECT simhash(body) = simhash(body || '') AS sliced_same,
+       (SELECT count(*) FROM simhash_features(body)) AS sliced_features
+FROM stored;
 \c simhash_euc_cn
 \encoding UTF8
 CREATE EXTENSION simhash;
@@ -138,16 +172,58 @@ SELECT getdatabaseencoding(),
        (SELECT count(*) || ' features, ' || sum(occurrences) || ' occurrences'
         FROM simhash_features(chinese)) = :'long_chinese_stats' AS long_features_same
 FROM long_texts;
+-- sliced from TOAST: a 1 MB slice ends inside a two-byte character
+CREATE TABLE stored (body text);
+ALTER TABLE stored ALTER body SET STORAGE EXTERNAL;
+INSERT INTO stored SELECT 'x' || repeat('中文文本，', 300000);
+INSERT INTO stored SELECT chinese FROM long_texts;
+SELECT simhash(body) = simhash(body || '') AS sliced_same,
+       (SELECT string_agg(feature || occurrences, ' ') FROM simhash_features(body)) =
+       (SELECT string_agg(feature || occurrences, ' ') FROM simhash_features(body || '')) AS sliced_features_same
+FROM stored;
 \c simhash_sql_ascii
 \encoding UTF8
 CREATE EXTENSION simhash;
 SELECT getdatabaseencoding(),
        simhash('中文文本，没有空格。English words 中英混合') = :'chinese_fp' AS same;
+-- feature arrays, weighted arrays and tsvectors read bytes as UTF-8 too,
+-- each byte that is not part of a well-formed sequence being U+FFFD
+SELECT simhash(ARRAY[E'\xff']) = simhash(ARRAY[E'\xef\xbf\xbd']) AS array_invalid,
+       simhash(ARRAY[E'a\xe4\xb8']) = simhash(ARRAY[E'a\xef\xbf\xbd\xef\xbf\xbd']) AS array_cut,
+       simhash(ARRAY[E'\xc0\xafb'], ARRAY[2.0]) = simhash(ARRAY[E'\xef\xbf\xbd\xef\xbf\xbdb'], ARRAY[2.0]) AS weighted_overlong,
+       simhash(E'\xed\xa0\x80:1'::tsvector) = simhash(ARRAY[E'\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd']) AS tsvector_surrogate,
+       simhash(ARRAY['中文', 'größe']) = :'array_fp' AS array_same,
+       simhash(E'a\xffb') = simhash('a b') AS text_invalid;
+-- sliced from TOAST, invalid bytes included
+CREATE TABLE stored (body text);
+ALTER TABLE stored ALTER body SET STORAGE EXTERNAL;
+INSERT INTO stored SELECT 'xy' || repeat(E'中文\xff文本\xe4\xb8 ', 150000);
+INSERT INTO stored SELECT string_agg('第' || i || E'号中文\xff文本\xe4\xb8', ' ') FROM generate_series(1, 300000) i;
+SELECT simhash(body) = simhash(body || '') AS sliced_same,
+       (SELECT string_agg(feature || occurrences, ' ') FROM simhash_features(body)) =
+       (SELECT string_agg(feature || occurrences, ' ') FROM simhash_features(body || '')) AS sliced_features_same
+FROM stored;
 \c contrib_regression
 DROP DATABASE simhash_latin1;
 DROP DATABASE simhash_euc_cn;
 DROP DATABASE simhash_sql_ascii;
 DROP VIEW long_texts;
+
+-- a text stored out of line uncompressed is read from TOAST in 1 MB
+-- slices, which end inside three-byte characters and words: same results
+CREATE TABLE stored (body text);
+ALTER TABLE stored ALTER body SET STORAGE EXTERNAL;
+INSERT INTO stored SELECT 'xy' || repeat('中文文本，', 300000);
+INSERT INTO stored SELECT string_agg('Größe' || i || ' café naïve ÀÉÎÕÜ', ', ') FROM generate_series(1, 200000) i;
+INSERT INTO stored SELECT repeat('a', 5000000) || ' ' || repeat('B', 5000000);
+SELECT octet_length(body), simhash(body) = simhash(body || '') AS sliced_same,
+       (SELECT string_agg(feature || occurrences, ' ') FROM simhash_features(body)) =
+       (SELECT string_agg(feature || occurrences, ' ') FROM simhash_features(body || '')) AS sliced_features_same
+FROM stored;
+-- a word longer than the word buffer is hashed incrementally, same hash
+SELECT simhash(repeat('aBc', 1000000)) = simhash(ARRAY[repeat('abc', 1000000)]) AS long_word,
+       simhash(repeat('ß', 100000)) = simhash(ARRAY[repeat('ss', 100000)]) AS long_folded_word;
+DROP TABLE stored;
 
 -- a 100 MB text: linear time and memory, same result as its parts agree
 SELECT simhash(repeat('The quick brown fox jumps over the lazy dog. ', 2300000)) =

@@ -119,7 +119,28 @@ SET work_mem = '64kB';
 SET hash_mem_multiplier = 1;
 SELECT batches('SELECT count(*) FROM jd a JOIN jd b ON a.fp <-> b.fp <= 4') > 1 AS several_batches;
 SELECT k, (same_pairs(format('SELECT a.id, b.id FROM jd a JOIN jd b ON a.fp <-> b.fp <= %s', k), k)).*
-FROM (VALUES (1), (4)) v(k);
+FROM (VALUES (1), (4), (12)) v(k);
+RESET work_mem;
+RESET hash_mem_multiplier;
+-- and the memory of a batch stays within hash_mem, however small: small
+-- batches get small key directories (they were 1 MB whatever work_mem was)
+CREATE FUNCTION join_memory(query text, wm text, mult float8, OUT batches int, OUT memory_kb int)
+LANGUAGE plpgsql AS $$
+DECLARE plan json;
+BEGIN
+	PERFORM set_config('work_mem', wm, true);
+	PERFORM set_config('hash_mem_multiplier', mult::text, true);
+	EXECUTE 'EXPLAIN (ANALYZE, FORMAT JSON, TIMING OFF, SUMMARY OFF) ' || query INTO plan;
+	batches := (plan -> 0 -> 'Plan' -> 'Plans' -> 0 ->> 'Batches')::int;
+	memory_kb := (plan -> 0 -> 'Plan' -> 'Plans' -> 0 ->> 'Memory Usage')::int;
+END $$;
+SELECT wm, mult, k, m.batches > 1 AS several_batches,
+	   m.memory_kb <= pg_size_bytes(wm) * mult / 1024 AS within_hash_mem
+FROM (VALUES ('64kB'), ('100kB'), ('256kB')) w(wm), (VALUES (1.0), (2.0)) h(mult),
+	 (VALUES (3), (20)) r(k),
+	 LATERAL join_memory(format('SELECT count(*) FROM jd a JOIN jd b ON a.fp <-> b.fp <= %s', k),
+						 wm, mult) m
+ORDER BY pg_size_bytes(wm), 2, 3;
 RESET work_mem;
 RESET hash_mem_multiplier;
 

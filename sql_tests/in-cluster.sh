@@ -13,15 +13,22 @@ record() {						# record NAME STATUS
 	fi
 }
 
-# pg_regress (REGRESS) and isolation (ISOLATION) suites of the Makefile
-make -s PG_CONFIG="$PG_CONFIG" installcheck >installcheck.log 2>&1
+# pg_regress (REGRESS) and isolation (ISOLATION) suites of the Makefile,
+# run in the unpacked PGXN release when tools/test.sh made and installed one
+# (sql_tests/pgxn.sh): that is the release's installcheck too
+installcheck_dir=${SIMHASH_INSTALLCHECK_DIR:-.}
+make -s -C "$installcheck_dir" PG_CONFIG="$PG_CONFIG" installcheck >installcheck.log 2>&1
+installcheck_status=$?
 while read -r name status; do
 	record "regress/$name" "$status"
 done < <(sed -nE 's/^(test |     |ok [0-9]+ +- )? *([A-Za-z0-9_-]+) +\.\.\. (ok|FAILED|failed).*/\2 \3/p' installcheck.log)
 if grep -q "FAILED\|failed (ignored)\|could not\|diff command failed" installcheck.log ||
 	! grep -q "\.\.\. ok" installcheck.log; then
 	grep -q "\.\.\. ok" installcheck.log || { cat installcheck.log; record regress/harness fail; }
-	[ -f regression.diffs ] && head -100 regression.diffs
+	[ -f "$installcheck_dir/regression.diffs" ] && head -100 "$installcheck_dir/regression.diffs"
+fi
+if [ "$installcheck_dir" != . ]; then
+	record pgxn/installcheck "$([ $installcheck_status = 0 ] && echo ok)"
 fi
 
 # self-checking scripts: each exits non-zero on failure

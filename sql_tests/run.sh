@@ -12,6 +12,10 @@ root=$PWD
 . tools/cluster.sh
 results=$(mktemp)
 export SIMHASH_RESULTS=$results
+# results of the steps tools/test.sh ran as root (package, PGXN release)
+if [ -n "${SIMHASH_PRE_RESULTS:-}" ] && [ -f "$SIMHASH_PRE_RESULTS" ]; then
+	cat "$SIMHASH_PRE_RESULTS" >>"$results"
+fi
 pgxs_dir=$(dirname "$("$PG_CONFIG" --pgxs)")/../..
 
 echo "== pg_regress, isolation and self-checking suites ($("$PG_BINDIR/postgres" --version))"

@@ -7,7 +7,11 @@
  * "fp <-> q <= k": its operator has the indexed column as a direct
  * argument, which the planner needs to consider an index scan.  The text
  * form is "<16 hex digits>/<radius>", e.g. '0123456789abcdef/3'.  A negative
- * radius is an empty ball; a radius of 64 or more contains everything.
+ * radius is an empty ball and a radius of 64 or more contains everything,
+ * so every ball is made with its radius normalized to [-1, 64]
+ * ('.../1000' reads back as '.../64'): the planner, the index and the band
+ * join can then trust any radius a ball carries.  Balls stored by version
+ * 0.1.0, which kept the radius as given, are normalized where they are read.
  *
  * Copyright (c) 2026, the simhash authors
  *
@@ -18,13 +22,12 @@
  */
 #include "postgres.h"
 
-#include <limits.h>
-
 #include "access/htup_details.h"
 #include "catalog/pg_proc.h"
 #include "catalog/pg_type.h"
 #include "libpq/pqformat.h"
 #include "utils/builtins.h"
+#include "utils/lsyscache.h"
 #include "utils/syscache.h"
 
 #include "shindex.h"
@@ -74,6 +77,23 @@ SimhashTypeIsBall(Oid typid)
 	return SimhashFuncHasSymbol(input, "simhash_ball_in");
 }
 
+/*
+ * Is typid the simhash64 type (or a domain over it)?  Recognised by its
+ * input function, like the ball type.
+ */
+bool
+SimhashTypeIsFingerprint(Oid typid)
+{
+	HeapTuple	tup = SearchSysCache1(TYPEOID, ObjectIdGetDatum(getBaseType(typid)));
+	Oid			input;
+
+	if (!HeapTupleIsValid(tup))
+		return false;
+	input = ((Form_pg_type) GETSTRUCT(tup))->typinput;
+	ReleaseSysCache(tup);
+	return SimhashFuncHasSymbol(input, "simhash64_in");
+}
+
 /* Is funcid the constructor simhash_ball(simhash64, int4)? */
 bool
 SimhashFuncIsBallConstructor(Oid funcid)
@@ -81,14 +101,14 @@ SimhashFuncIsBallConstructor(Oid funcid)
 	return SimhashFuncHasSymbol(funcid, "simhash_ball_make");
 }
 
-/* Allocate a ball. */
+/* Allocate a ball; its radius is normalized to [-1, 64]. */
 static SimhashBall *
-SimhashMakeBall(uint64 center, int32 radius)
+SimhashMakeBall(uint64 center, int64 radius)
 {
 	SimhashBall *ball = palloc0(sizeof(SimhashBall));
 
 	ball->center = center;
-	ball->radius = radius;
+	ball->radius = SimhashNormalizeRadius(radius);
 	return ball;
 }
 
@@ -99,50 +119,45 @@ SimhashBallSyntaxError(const char *str)
 	ereport(ERROR,
 			(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
 			 errmsg("invalid input syntax for type %s: \"%s\"", "simhash_ball", str),
-			 errdetail("A simhash_ball is 16 hexadecimal digits, a slash and an integer radius, as in '0123456789abcdef/3'.")));
+			 errdetail("A simhash_ball is 16 hexadecimal digits, a slash and an integer radius (digits with an optional minus sign), as in '0123456789abcdef/3'.")));
 }
 
 /*
  * simhash_ball_in(cstring) -> simhash_ball
+ *		As strict as simhash64's input: the centre's 16 hexadecimal digits,
+ *		a slash, then an optional minus sign and decimal digits, nothing
+ *		else (no spaces, no plus sign).  The radius is an int4, as in
+ *		simhash_ball(q, k), and is normalized.
  */
 Datum
 simhash_ball_in(PG_FUNCTION_ARGS)
 {
 	char	   *str = PG_GETARG_CSTRING(0);
 	const char *slash = strchr(str, '/');
-	char		hex[17];
-	uint64		center = 0;
-	char	   *end;
-	long		radius;
+	const char *p;
+	uint64		center;
+	int64		radius = 0;
+	bool		negative;
 
-	if (slash == NULL || slash - str != 16)
+	if (slash == NULL || !SimhashParseHex(str, slash - str, &center))
 		SimhashBallSyntaxError(str);
-	memcpy(hex, str, 16);
-	hex[16] = '\0';
-	for (int i = 0; i < 16; i++)
+	p = slash + 1;
+	negative = (*p == '-');
+	if (negative)
+		p++;
+	if (*p == '\0')
+		SimhashBallSyntaxError(str);
+	for (; *p != '\0'; p++)
 	{
-		char		c = hex[i];
-		int			d;
-
-		if (c >= '0' && c <= '9')
-			d = c - '0';
-		else if (c >= 'a' && c <= 'f')
-			d = c - 'a' + 10;
-		else if (c >= 'A' && c <= 'F')
-			d = c - 'A' + 10;
-		else
-		{
+		if (*p < '0' || *p > '9')
 			SimhashBallSyntaxError(str);
-			d = 0;				/* keep the compiler quiet */
-		}
-		center = (center << 4) | (uint64) d;
+		radius = radius * 10 + (*p - '0');
+		if (radius > (int64) PG_INT32_MAX + 1)
+			SimhashBallSyntaxError(str);
 	}
-	errno = 0;
-	radius = strtol(slash + 1, &end, 10);
-	if (end == slash + 1 || *end != '\0' || errno != 0 ||
-		radius < INT_MIN || radius > INT_MAX)
+	if (!negative && radius > PG_INT32_MAX)
 		SimhashBallSyntaxError(str);
-	PG_RETURN_POINTER(SimhashMakeBall(center, (int32) radius));
+	PG_RETURN_POINTER(SimhashMakeBall(center, negative ? -radius : radius));
 }
 
 /*

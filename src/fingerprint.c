@@ -20,14 +20,17 @@
 
 #include <math.h>
 
+#include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "funcapi.h"
+#include "lib/stringinfo.h"
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "tsearch/ts_type.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/float.h"
+#include "utils/memutils.h"
 
 #include "simhash.h"
 
@@ -187,7 +190,7 @@ SimhashFeatureSetFingerprint(const SimhashFeatureSet *fs)
 		uint32		n = fs->slots[slot].count;
 
 		if (n != 0)
-			SimhashIntAdd(&c, fs->slots[slot].hash, Min((uint64) n, cap));
+			SimhashIntAdd(&c, SimhashSlotHash(&fs->slots[slot]), Min((uint64) n, cap));
 	}
 	SimhashIntFlush(&c);
 
@@ -198,31 +201,22 @@ SimhashFeatureSetFingerprint(const SimhashFeatureSet *fs)
 	return fp;
 }
 
-/* Hash a string in the server encoding as UTF-8. */
-static uint64
-SimhashHashServerString(const char *s, int len)
-{
-	char	   *utf8 = pg_server_to_any(s, len, PG_UTF8);
-	uint64		h;
-
-	if (utf8 == s)
-		return SimhashHashFeature(s, len);
-	h = SimhashHashFeature(utf8, strlen(utf8));
-	pfree(utf8);
-	return h;
-}
-
 /* Reject multidimensional arrays, which have no natural feature order. */
 static void
-SimhashCheckOneDimensional(ArrayType *arr, const char *what)
+SimhashCheckOneDimensional(ArrayType *arr, bool weights)
 {
-	if (ARR_NDIM(arr) > 1)
+	if (ARR_NDIM(arr) <= 1)
+		return;
+	if (weights)
 		ereport(ERROR,
 				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
-				 errmsg("%s must be a one-dimensional array", what),
+				 errmsg("weight array must be one-dimensional"),
 				 errdetail("The array has %d dimensions.", ARR_NDIM(arr))));
+	ereport(ERROR,
+			(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+			 errmsg("feature array must be one-dimensional"),
+			 errdetail("The array has %d dimensions.", ARR_NDIM(arr))));
 }
-
 /*
  * simhash(text) -> simhash64
  *		The fingerprint of a text, as specified in README.md.
@@ -230,12 +224,10 @@ SimhashCheckOneDimensional(ArrayType *arr, const char *what)
 Datum
 simhash_text(PG_FUNCTION_ARGS)
 {
-	text	   *t = PG_GETARG_TEXT_PP(0);
-	SimhashFeatureSet *fs = SimhashExtractFeatures(t, false);
+	SimhashFeatureSet *fs = SimhashExtractFeatures(PG_GETARG_DATUM(0), false);
 	uint64		fp = SimhashFeatureSetFingerprint(fs);
 
 	SimhashFreeFeatureSet(fs);
-	PG_FREE_IF_COPY(t, 0);
 	PG_RETURN_SIMHASH64(fp);
 }
 
@@ -252,7 +244,7 @@ simhash_features_array(PG_FUNCTION_ARGS)
 	int			n;
 	SimhashCounters c;
 
-	SimhashCheckOneDimensional(arr, "feature array");
+	SimhashCheckOneDimensional(arr, false);
 	deconstruct_array(arr, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n);
 
 	SimhashCountersInit(&c);
@@ -278,6 +270,12 @@ simhash_features_array(PG_FUNCTION_ARGS)
 /*
  * simhash(text[], float8[]) -> simhash64
  *		Features with caller-chosen weights (TF-IDF, say), in array order.
+ *		Every weight is first multiplied by the same power of two, 2^-e
+ *		where e is the binary exponent of the largest weight (frexp), so
+ *		that the largest is in [0.5, 1): the sums cannot overflow, and
+ *		multiplying all weights by a power of two (exact in floating point)
+ *		gives the same fingerprint.  For weights that sum without overflow
+ *		this changes nothing, since the scaling is exact.
  */
 Datum
 simhash_weighted_features(PG_FUNCTION_ARGS)
@@ -290,10 +288,12 @@ simhash_weighted_features(PG_FUNCTION_ARGS)
 			   *wnulls;
 	int			nf,
 				nw;
+	double		maxw = 0;
+	int			scale = 0;
 	SimhashCounters c;
 
-	SimhashCheckOneDimensional(farr, "feature array");
-	SimhashCheckOneDimensional(warr, "weight array");
+	SimhashCheckOneDimensional(farr, false);
+	SimhashCheckOneDimensional(warr, true);
 	deconstruct_array(farr, TEXTOID, -1, false, TYPALIGN_INT, &felems, &fnulls, &nf);
 	deconstruct_array(warr, FLOAT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE,
 					  &welems, &wnulls, &nw);
@@ -303,17 +303,20 @@ simhash_weighted_features(PG_FUNCTION_ARGS)
 				 errmsg("feature and weight arrays must have the same length"),
 				 errdetail("There are %d features and %d weights.", nf, nw)));
 
-	SimhashCountersInit(&c);
+	/* check everything first: the scale depends on the largest weight */
 	for (int i = 0; i < nf; i++)
 	{
-		text	   *f;
 		double		w;
 
-		if (fnulls[i] || wnulls[i])
+		if (fnulls[i])
 			ereport(ERROR,
 					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-					 errmsg("%s array must not contain nulls",
-							fnulls[i] ? "feature" : "weight"),
+					 errmsg("feature array must not contain nulls"),
+					 errdetail("Element %d is null.", i + 1)));
+		if (wnulls[i])
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("weight array must not contain nulls"),
 					 errdetail("Element %d is null.", i + 1)));
 		w = DatumGetFloat8(welems[i]);
 		if (isnan(w) || isinf(w) || w < 0)
@@ -321,12 +324,21 @@ simhash_weighted_features(PG_FUNCTION_ARGS)
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("feature weight must be a finite number greater than or equal to zero"),
 					 errdetail("Weight %d is %s.", i + 1, float8out_internal(w))));
+		maxw = Max(maxw, w);
+	}
+	if (maxw > 0)
+		(void) frexp(maxw, &scale);
+
+	SimhashCountersInit(&c);
+	for (int i = 0; i < nf; i++)
+	{
+		text	   *f = DatumGetTextPP(felems[i]);
+
 		if ((i & 1023) == 0)
 			CHECK_FOR_INTERRUPTS();
-		f = DatumGetTextPP(felems[i]);
 		SimhashCountersAdd(&c, SimhashHashServerString(VARDATA_ANY(f),
 													   VARSIZE_ANY_EXHDR(f)),
-						   w);
+						   ldexp(DatumGetFloat8(welems[i]), -scale));
 	}
 	PG_RETURN_SIMHASH64(SimhashCountersFinish(&c));
 }
@@ -375,43 +387,120 @@ simhash_tsvector(PG_FUNCTION_ARGS)
 }
 
 /*
+ * A feature's UTF-8 text as a text datum in the server encoding.  Case
+ * folding and NFKC produce characters that some encodings cannot hold (µ
+ * folds to Greek μ, which LATIN1 lacks): such a character is written
+ * \uXXXX, or \UXXXXXXXX beyond the BMP, in lower-case hexadecimal.  A
+ * backslash is a separator, never part of a feature, so an escape cannot be
+ * mistaken for feature text.
+ */
+static text *
+SimhashFeatureText(const char *utf8, size_t len, int encoding, Oid proc)
+{
+	StringInfoData buf;
+	size_t		pos = 0;
+
+	if (encoding == PG_UTF8 || encoding == PG_SQL_ASCII)
+		proc = InvalidOid;		/* no conversion */
+
+	initStringInfo(&buf);
+	appendStringInfoSpaces(&buf, VARHDRSZ); /* room for the header */
+	while (pos < len)
+	{
+		size_t		piece = Min(len - pos, 1024);
+		int			done;
+
+		/* whole characters only */
+		while (pos + piece < len && (utf8[pos + piece] & 0xC0) == 0x80)
+			piece--;
+		if (buf.len + piece * MAX_CONVERSION_GROWTH + 16 >= MaxAllocSize)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("feature is too long to be returned"),
+					 errdetail("A feature of more than %zu bytes of UTF-8 cannot be returned as a text value.",
+							   pos + piece),
+					 errhint("Use simhash(text), which needs no feature texts.")));
+		if (!OidIsValid(proc))
+		{
+			appendBinaryStringInfo(&buf, utf8 + pos, (int) piece);
+			pos += piece;
+			continue;
+		}
+		enlargeStringInfo(&buf, (int) (piece * MAX_CONVERSION_GROWTH + 16));
+		done = pg_do_encoding_conversion_buf(proc, PG_UTF8, encoding,
+											 (unsigned char *) utf8 + pos, (int) piece,
+											 (unsigned char *) buf.data + buf.len,
+											 buf.maxlen - buf.len, true);
+		buf.len += strlen(buf.data + buf.len);
+		pos += done;
+		if ((size_t) done < piece)
+		{
+			/* a character the server encoding cannot represent */
+			const unsigned char *p = (const unsigned char *) utf8 + pos;
+			pg_wchar	cp = utf8_to_unicode(p);
+
+			appendStringInfo(&buf, cp > 0xFFFF ? "\\U%08x" : "\\u%04x", cp);
+			pos += pg_utf_mblen(p);
+		}
+	}
+	SET_VARSIZE(buf.data, buf.len);
+	return (text *) buf.data;
+}
+
+/*
  * simhash_features(text) -> setof (feature text, occurrences int4, weight float8)
  *		The features simhash(text) uses, in order of first appearance, with
- *		the weights it gives them.
+ *		the weights it gives them.  Characters of a feature that the server
+ *		encoding cannot hold are escaped (SimhashFeatureText).
  */
 Datum
 simhash_features(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	text	   *t = PG_GETARG_TEXT_PP(0);
+	int			encoding = GetDatabaseEncoding();
+	Oid			proc = InvalidOid;
 	SimhashFeatureSet *fs;
-
+	uint32	   *counts;
 	uint64		cap;
 
 	InitMaterializedSRF(fcinfo, 0);
-	fs = SimhashExtractFeatures(t, true);
+	if (encoding != PG_UTF8 && encoding != PG_SQL_ASCII)
+	{
+		proc = FindDefaultConversionProc(PG_UTF8, encoding);
+		if (!OidIsValid(proc))
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_FUNCTION),
+					 errmsg("default conversion function for encoding \"%s\" to \"%s\" does not exist",
+							pg_encoding_to_char(PG_UTF8),
+							pg_encoding_to_char(encoding))));
+	}
+	fs = SimhashExtractFeatures(PG_GETARG_DATUM(0), true);
 	cap = SimhashFeatureSetCap(fs);
+
+	/* occurrences in order of first appearance */
+	counts = palloc_extended(sizeof(uint32) * Max(fs->nfeatures, 1), MCXT_ALLOC_HUGE);
+	for (uint32 slot = 0; slot <= fs->mask; slot++)
+		if (fs->slots[slot].count != 0)
+			counts[fs->featno[slot]] = fs->slots[slot].count;
 
 	for (uint32 k = 0; k < fs->nfeatures; k++)
 	{
-		uint32		slot = fs->order[k];
-		uint32		n = fs->slots[slot].count;
-		char	   *utf8;
-		char	   *server;
+		size_t		start = k > 0 ? fs->text_end[k - 1] : 0;
+		uint32		n = counts[k];
 		Datum		values[3];
 		bool		nulls[3] = {false, false, false};
 
-		utf8 = fs->text_buf + fs->text_off[slot];
-		server = pg_any_to_server(utf8, (int) fs->text_len[slot], PG_UTF8);
-		if (server == utf8)
-			values[0] = PointerGetDatum(cstring_to_text_with_len(utf8,
-																 fs->text_len[slot]));
-		else
-			values[0] = PointerGetDatum(cstring_to_text(server));
+		if ((k & 1023) == 0)
+			CHECK_FOR_INTERRUPTS();
+		values[0] = PointerGetDatum(SimhashFeatureText(fs->text_buf + start,
+													   fs->text_end[k] - start,
+													   encoding, proc));
 		values[1] = Int32GetDatum((int32) Min(n, (uint32) PG_INT32_MAX));
 		values[2] = Float8GetDatum((double) Min((uint64) n, cap));
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+		pfree(DatumGetPointer(values[0]));
 	}
+	pfree(counts);
 	SimhashFreeFeatureSet(fs);
 	return (Datum) 0;
 }

@@ -71,6 +71,7 @@
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/selfuncs.h"
+#include "utils/guc.h"
 #include "utils/syscache.h"
 
 #include "shindex.h"
@@ -80,6 +81,9 @@ PG_FUNCTION_INFO_V1(simhash_distance_support);
 PG_FUNCTION_INFO_V1(simhash_within_support);
 
 static set_rel_pathlist_hook_type prev_set_rel_pathlist_hook = NULL;
+
+/* simhash.enable_rewrite: derive index conditions from distance clauses */
+static bool simhash_enable_rewrite = true;
 
 /* A recognized radius clause on an index column */
 typedef struct SimhashRadiusClause
@@ -315,6 +319,8 @@ SimhashEstimateRadius(PlannerInfo *root, IndexOptInfo *index, Node *indexexpr,
 				sb;
 	Selectivity sel = -1;
 
+	if (index != NULL && !SimhashMayCount(root, index))
+		index = NULL;
 	examine_variable(root, indexexpr, 0, &va);
 	SimhashGetColumnStats(&va, &sa);
 	if (IsA(query, Const))
@@ -537,6 +543,17 @@ SimhashSetRelPathlist(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEnt
 		return;
 	knn_pathkeys = SimhashKnnPrefixPathkeys(root, rel, simhash_indexes);
 
+	/*
+	 * simhash.enable_rewrite = off leaves distance clauses alone; the
+	 * nearest-neighbour paths with a tie-break are no rewrite and stay.
+	 */
+	if (!simhash_enable_rewrite)
+	{
+		if (knn_pathkeys != NIL)
+			SimhashCreateIndexPaths(root, rel, simhash_indexes, knn_pathkeys);
+		return;
+	}
+
 	foreach(lc, simhash_indexes)
 	{
 		IndexOptInfo *index = lfirst_node(IndexOptInfo, lc);
@@ -613,10 +630,16 @@ SimhashSetRelPathlist(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEnt
 		SimhashAttributeIndexClauses(lfirst(lc), originals, derivations);
 }
 
-/* Install the planner hook (from _PG_init). */
+/* Install the planner hook and its GUC (from _PG_init). */
 void
 SimhashInstallPlannerHook(void)
 {
+	DefineCustomBoolVariable("simhash.enable_rewrite",
+							 "Enables the planner's rewrite of distance clauses into simhash index conditions.",
+							 "With it off, \"fp <-> q <= k\" is evaluated row by row; "
+							 "\"fp <@ simhash_ball(q, k)\" and simhash_within() still use the index.",
+							 &simhash_enable_rewrite, true, PGC_USERSET, 0,
+							 NULL, NULL, NULL);
 	prev_set_rel_pathlist_hook = set_rel_pathlist_hook;
 	set_rel_pathlist_hook = SimhashSetRelPathlist;
 }
@@ -674,7 +697,7 @@ simhash_within_support(PG_FUNCTION_ARGS)
 		if (list_length(req->args) != 3)
 			PG_RETURN_POINTER(NULL);
 		if (IsA(k, Const) && !((Const *) k)->constisnull)
-			radius = DatumGetInt32(((Const *) k)->constvalue);
+			radius = SimhashNormalizeRadius(DatumGetInt32(((Const *) k)->constvalue));
 		if (IsA(linitial(req->args), Const))
 			req->selectivity = SimhashEstimateRadius(req->root, NULL, lsecond(req->args),
 													 linitial(req->args), radius);

@@ -29,20 +29,22 @@
 #include "access/genam.h"
 #include "access/htup_details.h"
 #include "access/xact.h"
+#include "catalog/pg_class.h"
 #include "catalog/pg_statistic.h"
+#include "miscadmin.h"
 #include "catalog/pg_type.h"
 #include "nodes/nodeFuncs.h"
+#include "parser/parsetree.h"
 #include "optimizer/paths.h"
 #include "storage/proc.h"
-#include "utils/rel.h"
+#include "utils/acl.h"
 #include "utils/lsyscache.h"
+#include "utils/rel.h"
 #include "utils/selfuncs.h"
+#include "utils/syscache.h"
 
 #include "shindex.h"
 #include "simhash_planner.h"
-
-/* radius assumed when the plan does not know it yet */
-#define SIMHASH_DEFAULT_RADIUS	3
 
 /* most work one counting search may do, in shprobe.c's cost units */
 #define SIMHASH_COUNT_BUDGET	30000.0
@@ -190,9 +192,83 @@ SimhashSelectivityPairs(const SimhashColumnStats *a, const SimhashColumnStats *b
 	return Min(mcvpairs + Max(nonnull - mcvpairs, 0) * p, nonnull);
 }
 
-/* A simhash index on the variable's column, if the planner knows one. */
+/* Does pg_class say the table has row-level security enabled? */
+static bool
+SimhashHasRowSecurity(Oid relid)
+{
+	HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+	bool		result = false;
+
+	if (HeapTupleIsValid(tup))
+	{
+		result = ((Form_pg_class) GETSTRUCT(tup))->relrowsecurity;
+		ReleaseSysCache(tup);
+	}
+	return result;
+}
+
+/*
+ * May the planner count matches in this index for an estimate?  A count
+ * visits the entries of every row, including rows the user must not see:
+ * under row-level security, inside a security barrier view, or without the
+ * right to read the column, the estimate in EXPLAIN would tell whether
+ * hidden documents exist.  Then the
+ * estimate comes from pg_statistic instead, as core's estimates do.
+ */
+bool
+SimhashMayCount(PlannerInfo *root, IndexOptInfo *index)
+{
+	RelOptInfo *rel = index->rel;
+	Index		relid = rel->relid;
+	RangeTblEntry *rte;
+	Oid			userid = OidIsValid(rel->userid) ? rel->userid : GetUserId();
+	bool		child = false;
+
+	/*
+	 * A security barrier view is planned as a subquery of its own, where
+	 * nothing marks the relation; refuse under any such view above.
+	 */
+	for (PlannerInfo *up = root->parent_root; up != NULL; up = up->parent_root)
+	{
+		ListCell   *lc;
+
+		foreach(lc, up->parse->rtable)
+		{
+			RangeTblEntry *r = lfirst_node(RangeTblEntry, lc);
+
+			if (r->rtekind == RTE_SUBQUERY && r->security_barrier)
+				return false;
+		}
+	}
+
+	/* from a partition or inheritance child up to the relation named */
+	for (;;)
+	{
+		rte = planner_rt_fetch(relid, root);
+		if (rte->securityQuals != NIL ||
+			(rte->rtekind == RTE_RELATION && SimhashHasRowSecurity(rte->relid)))
+			return false;
+		if (root->append_rel_array == NULL || root->append_rel_array[relid] == NULL)
+			break;
+		relid = root->append_rel_array[relid]->parent_relid;
+		child = true;
+	}
+	if (rte->rtekind != RTE_RELATION)
+		return false;
+	if (pg_class_aclcheck(rte->relid, userid, ACL_SELECT) == ACLCHECK_OK)
+		return true;
+	/* the right to read the indexed column is enough */
+	return !child && index->indexkeys[0] != 0 &&
+		pg_attribute_aclcheck(rte->relid, index->indexkeys[0], userid,
+							  ACL_SELECT) == ACLCHECK_OK;
+}
+
+/*
+ * A simhash index on the variable's column that the planner knows and may
+ * count in (see SimhashMayCount), or NULL.
+ */
 IndexOptInfo *
-SimhashFindIndex(VariableStatData *vardata)
+SimhashFindIndex(PlannerInfo *root, VariableStatData *vardata)
 {
 	ListCell   *lc;
 
@@ -204,7 +280,7 @@ SimhashFindIndex(VariableStatData *vardata)
 
 		if (index->amcostestimate == shcostestimate &&
 			match_index_to_operand(vardata->var, 0, index))
-			return index;
+			return SimhashMayCount(root, index) ? index : NULL;
 	}
 	return NULL;
 }
@@ -311,7 +387,10 @@ SimhashIndexPairFraction(IndexOptInfo *index, const SimhashColumnStats *centres,
 	return Min(sum, 1.0);
 }
 
-/* Radius of a simhash_ball(x, k) expression or constant; -1000 if unknown. */
+/*
+ * Radius of a simhash_ball(x, k) expression or constant, normalized to
+ * [-1, 64]; SIMHASH_UNKNOWN_RADIUS if it is not known at plan time.
+ */
 int
 SimhashBallExprRadius(Node *node, uint64 *center, bool *center_known)
 {
@@ -326,7 +405,8 @@ SimhashBallExprRadius(Node *node, uint64 *center, bool *center_known)
 		ball = DatumGetSimhashBall(c->constvalue);
 		*center = ball->center;
 		*center_known = true;
-		return ball->radius;
+		/* normalized again: a ball stored by 0.1.0 kept any radius */
+		return SimhashNormalizeRadius(ball->radius);
 	}
 	if (node && IsA(node, FuncExpr) && list_length(((FuncExpr *) node)->args) == 2 &&
 		SimhashFuncIsBallConstructor(((FuncExpr *) node)->funcid))
@@ -335,7 +415,7 @@ SimhashBallExprRadius(Node *node, uint64 *center, bool *center_known)
 
 		if (IsA(k, Const) && !((Const *) k)->constisnull &&
 			((Const *) k)->consttype == INT4OID)
-			return DatumGetInt32(((Const *) k)->constvalue);
+			return SimhashNormalizeRadius(DatumGetInt32(((Const *) k)->constvalue));
 	}
 	return SIMHASH_UNKNOWN_RADIUS;
 }
@@ -360,20 +440,20 @@ simhash_ball_restrict_sel(PG_FUNCTION_ARGS)
 	IndexOptInfo *index;
 
 	if (!get_restriction_variable(root, args, varRelid, &vardata, &other, &varonleft))
-		PG_RETURN_FLOAT8(SimhashBinomialWithin(SIMHASH_DEFAULT_RADIUS));
+		PG_RETURN_FLOAT8(SimhashBinomialWithin(SIMHASH_ESTIMATE_RADIUS));
 
 	/* the variable must be the fingerprint, not a column of balls */
 	if (!SimhashTypeIsBall(exprType(other)) || SimhashTypeIsBall(exprType(vardata.var)))
 	{
 		ReleaseVariableStats(vardata);
-		PG_RETURN_FLOAT8(SimhashBinomialWithin(SIMHASH_DEFAULT_RADIUS));
+		PG_RETURN_FLOAT8(SimhashBinomialWithin(SIMHASH_ESTIMATE_RADIUS));
 	}
 
 	radius = SimhashBallExprRadius(other, &center, &center_known);
 	if (radius == SIMHASH_UNKNOWN_RADIUS)
-		radius = SIMHASH_DEFAULT_RADIUS;
+		radius = SIMHASH_ESTIMATE_RADIUS;
 	SimhashGetColumnStats(&vardata, &st);
-	index = SimhashFindIndex(&vardata);
+	index = SimhashFindIndex(root, &vardata);
 	sel = -1;
 	if (index && center_known)
 		sel = SimhashIndexFraction(index, center, radius);
@@ -422,10 +502,10 @@ simhash_ball_join_sel(PG_FUNCTION_ARGS)
 		ballside = left;
 	}
 	else
-		PG_RETURN_FLOAT8(SimhashBinomialWithin(SIMHASH_DEFAULT_RADIUS));
+		PG_RETURN_FLOAT8(SimhashBinomialWithin(SIMHASH_ESTIMATE_RADIUS));
 	radius = SimhashBallExprRadius(ballside, &center, &center_known);
 	if (radius == SIMHASH_UNKNOWN_RADIUS)
-		radius = SIMHASH_DEFAULT_RADIUS;
+		radius = SIMHASH_ESTIMATE_RADIUS;
 	/* only simhash_ball(x, k) tells where the centres come from */
 	if (!IsA(ballside, FuncExpr) ||
 		!SimhashFuncIsBallConstructor(((FuncExpr *) ballside)->funcid) ||
@@ -437,9 +517,9 @@ simhash_ball_join_sel(PG_FUNCTION_ARGS)
 	SimhashGetColumnStats(&va, &sa);
 	SimhashGetColumnStats(&vb, &sb);
 	sel = -1;
-	if ((index = SimhashFindIndex(&va)) != NULL)
+	if ((index = SimhashFindIndex(root, &va)) != NULL)
 		sel = SimhashIndexPairFraction(index, &sb, radius);
-	else if ((index = SimhashFindIndex(&vb)) != NULL)
+	else if ((index = SimhashFindIndex(root, &vb)) != NULL)
 		sel = SimhashIndexPairFraction(index, &sa, radius);
 	/* the same pg_statistic row on both sides: a self-join */
 	if (sel < 0)

@@ -40,6 +40,7 @@
  */
 #include "postgres.h"
 
+#include "access/genam.h"
 #include "access/relation.h"
 #include "access/table.h"
 #include "access/tableam.h"
@@ -51,10 +52,12 @@
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
 #include "storage/lmgr.h"
+#include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/hsearch.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
+#include "utils/rls.h"
 #include "utils/snapmgr.h"
 
 #include "shindex.h"
@@ -72,7 +75,7 @@ typedef struct SimhashTreeSummary
 	int64		internal_pages;
 	int			levels;
 	int64		used_bytes;		/* leaf bytes used by entries and restarts */
-	uint32	   *keycounts;		/* optional: entries per key (65536) */
+	uint32	   *keycounts;		/* optional: entries per key (SIMHASH_BAND_KEYS) */
 } SimhashTreeSummary;
 
 /* a visible heap row, in the exact mode of heapallindexed */
@@ -104,7 +107,7 @@ SimhashCorrupt(Relation index, BlockNumber blkno, const char *what)
 			 errmsg("simhash index \"%s\" is corrupted at block %u",
 					RelationGetRelationName(index), blkno),
 			 errdetail("%s", what),
-			 errhint("REINDEX the index.")));
+			 errhint("Please REINDEX it.")));
 }
 
 /* Mix a (tree, TID, fingerprint) triple into 64 bits for the Bloom filter. */
@@ -118,15 +121,57 @@ SimhashTripleHash(int tree, SimhashSortKey skey, uint64 fp)
 									  (uint64) (tree + 1) * UINT64CONST(0xC2B2AE3D27D4EB4F));
 }
 
-/* Open an index and make sure it is a simhash index we may read. */
+/*
+ * Open a simhash index and its table for inspection, after checking that
+ * the caller may see what inspection shows.  The functions are revoked
+ * from PUBLIC, but a role granted EXECUTE must still hold SELECT on the
+ * table, and must not be subject to its row-level security: the blocks of
+ * the fingerprints in the index, and its counts, belong to every row,
+ * including rows that policies hide.  Privileges are checked before any
+ * lock is taken, so that nobody can block a table they cannot read.
+ */
 static Relation
-SimhashOpenIndex(Oid indexoid, LOCKMODE lockmode)
+SimhashOpenIndex(Oid indexoid, Relation *heap_out)
 {
-	Relation	index = relation_open(indexoid, lockmode);
+	Oid			heapoid = IndexGetRelation(indexoid, true);
+	Relation	heap;
+	Relation	index;
+	char	   *name;
 
-	if (index->rd_rel->relkind != RELKIND_INDEX ||
-		index->rd_indam == NULL ||
-		index->rd_indam->ambuild != shbuild)
+	if (!OidIsValid(heapoid))
+	{
+		name = get_rel_name(indexoid);
+		if (name == NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_TABLE),
+					 errmsg("relation with OID %u does not exist", indexoid)));
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is not a simhash index", name)));
+	}
+	if (pg_class_aclcheck(heapoid, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied for table %s", get_rel_name(heapoid)),
+				 errdetail("Inspecting a simhash index shows the fingerprints of its table's rows.")));
+	if (check_enable_rls(heapoid, InvalidOid, true) == RLS_ENABLED)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("cannot inspect an index of table \"%s\", which has row-level security",
+						get_rel_name(heapoid)),
+				 errdetail("Inspection would show the fingerprints of rows the policies hide."),
+				 errhint("Inspect it as the table's owner or as a role with BYPASSRLS.")));
+
+	/* lock the table first, as every other user of the index does */
+	heap = table_open(heapoid, AccessShareLock);
+	index = index_open(indexoid, AccessShareLock);
+	if (index->rd_index->indrelid != heapoid)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("could not open the table of index \"%s\"",
+						RelationGetRelationName(index)),
+				 errdetail("The index was dropped and its OID reused meanwhile.")));
+	if (index->rd_indam == NULL || index->rd_indam->ambuild != shbuild)
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("\"%s\" is not a simhash index", RelationGetRelationName(index))));
@@ -139,7 +184,16 @@ SimhashOpenIndex(Oid indexoid, LOCKMODE lockmode)
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("index \"%s\" is not valid", RelationGetRelationName(index)),
 				 errhint("Rebuild it with REINDEX or wait for CREATE INDEX CONCURRENTLY to finish.")));
+	*heap_out = heap;
 	return index;
+}
+
+/* Close what SimhashOpenIndex opened. */
+static void
+SimhashCloseIndex(Relation index, Relation heap)
+{
+	index_close(index, AccessShareLock);
+	table_close(heap, AccessShareLock);
 }
 
 /* Key of a TID in the table of visible rows. */
@@ -198,7 +252,7 @@ SimhashWalkTree(Relation index, int tree, BlockNumber root, uint16 rootlevel,
 	BlockNumber *children = NULL;	/* downlinks of the level above, in order */
 	SimhashSortKey *childkeys = NULL;
 	int64		nchildren = 0;
-	SimhashEntry *entries = palloc(sizeof(SimhashEntry) * (BLCKSZ / 7 + SIMHASH_MAX_APPEND));
+	SimhashEntry *entries = palloc(sizeof(SimhashEntry) * SIMHASH_MAX_LEAF_ENTRIES);
 
 	sum->levels = rootlevel + 1;
 	for (int level = rootlevel; level >= 0; level--)
@@ -422,8 +476,7 @@ simhash_index_check(PG_FUNCTION_ARGS)
 {
 	Oid			indexoid = PG_GETARG_OID(0);
 	bool		heapallindexed = PG_GETARG_BOOL(1);
-	Oid			heapoid = IndexGetRelation(indexoid, true);
-	Relation	heap = NULL;
+	Relation	heap;
 	Relation	index;
 	BlockNumber roots[SIMHASH_NTREES];
 	uint16		levels[SIMHASH_NTREES];
@@ -431,10 +484,7 @@ simhash_index_check(PG_FUNCTION_ARGS)
 	SimhashCheckState cs;
 	Snapshot	snapshot = InvalidSnapshot;
 
-	/* lock the table first, as every other user of the index does */
-	if (OidIsValid(heapoid))
-		heap = table_open(heapoid, AccessShareLock);
-	index = SimhashOpenIndex(indexoid, AccessShareLock);
+	index = SimhashOpenIndex(indexoid, &heap);
 	SimhashFlushPending(index);
 
 	memset(&cs, 0, sizeof(cs));
@@ -528,12 +578,10 @@ simhash_index_check(PG_FUNCTION_ARGS)
 					 errdetail("The first such row is at (%u,%u).",
 							   ItemPointerGetBlockNumber(&cs.first_missing),
 							   ItemPointerGetOffsetNumber(&cs.first_missing)),
-					 errhint("REINDEX the index.")));
+					 errhint("Please REINDEX it.")));
 	}
 
-	relation_close(index, AccessShareLock);
-	if (heap)
-		table_close(heap, AccessShareLock);
+	SimhashCloseIndex(index, heap);
 	PG_RETURN_VOID();
 }
 
@@ -546,12 +594,13 @@ Datum
 simhash_index_stats(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	Relation	heap;
 	Relation	index;
 	BlockNumber roots[SIMHASH_NTREES];
 	uint16		levels[SIMHASH_NTREES];
 
 	InitMaterializedSRF(fcinfo, 0);
-	index = SimhashOpenIndex(PG_GETARG_OID(0), AccessShareLock);
+	index = SimhashOpenIndex(PG_GETARG_OID(0), &heap);
 	SimhashFlushPending(index);
 	SimhashReadRoots(index, roots, levels);
 	for (int tree = 0; tree < SIMHASH_NTREES; tree++)
@@ -575,7 +624,7 @@ simhash_index_stats(PG_FUNCTION_ARGS)
 			nulls[6] = true;
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
-	relation_close(index, AccessShareLock);
+	SimhashCloseIndex(index, heap);
 	return (Datum) 0;
 }
 
@@ -598,6 +647,7 @@ simhash_index_heavy_keys(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	int			limit = PG_GETARG_INT32(1);
+	Relation	heap;
 	Relation	index;
 	BlockNumber roots[SIMHASH_NTREES];
 	uint16		levels[SIMHASH_NTREES];
@@ -608,7 +658,7 @@ simhash_index_heavy_keys(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("number of keys must not be negative")));
 	InitMaterializedSRF(fcinfo, 0);
-	index = SimhashOpenIndex(PG_GETARG_OID(0), AccessShareLock);
+	index = SimhashOpenIndex(PG_GETARG_OID(0), &heap);
 	SimhashFlushPending(index);
 	SimhashReadRoots(index, roots, levels);
 	for (int band = 0; band < SIMHASH_NBANDS; band++)
@@ -616,7 +666,7 @@ simhash_index_heavy_keys(PG_FUNCTION_ARGS)
 		SimhashTreeSummary sum;
 
 		memset(&sum, 0, sizeof(sum));
-		sum.keycounts = counts[band] = palloc0(sizeof(uint32) * 65536);
+		sum.keycounts = counts[band] = palloc0(sizeof(uint32) * SIMHASH_BAND_KEYS);
 		SimhashWalkTree(index, band, roots[band], levels[band], false, NULL, &sum);
 	}
 
@@ -626,12 +676,12 @@ simhash_index_heavy_keys(PG_FUNCTION_ARGS)
 		uint64	   *packed;
 
 		for (int band = 0; band < SIMHASH_NBANDS; band++)
-			for (int key = 0; key < 65536; key++)
+			for (int key = 0; key < SIMHASH_BAND_KEYS; key++)
 				nkeys += (counts[band][key] != 0);
 		packed = palloc(sizeof(uint64) * Max(nkeys, 1));
 		nkeys = 0;
 		for (int band = 0; band < SIMHASH_NBANDS; band++)
-			for (int key = 0; key < 65536; key++)
+			for (int key = 0; key < SIMHASH_BAND_KEYS; key++)
 				if (counts[band][key] != 0)
 					packed[nkeys++] = ((uint64) counts[band][key] << 20) |
 						((uint64) band << 16) | (uint64) key;
@@ -648,6 +698,6 @@ simhash_index_heavy_keys(PG_FUNCTION_ARGS)
 		}
 		pfree(packed);
 	}
-	relation_close(index, AccessShareLock);
+	SimhashCloseIndex(index, heap);
 	return (Datum) 0;
 }

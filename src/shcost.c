@@ -29,8 +29,12 @@
 #include "shindex.h"
 #include "simhash_planner.h"
 
-/* radius assumed for a search whose radius is only known at run time */
-#define SIMHASH_COST_RADIUS		3
+/*
+ * Operator evaluations charged per tree level of a descent, a binary search
+ * of one inner page (btcostestimate charges 50 per level; a probe set makes
+ * many descents of the same few pages, which stay in cache).
+ */
+#define SIMHASH_DESCENT_LEVEL_OPS	20
 
 /*
  * The smallest radius among the index quals of the path (strategy "=" is
@@ -69,7 +73,7 @@ SimhashPathRadius(IndexPath *path, bool *has_quals)
 
 				r = SimhashBallExprRadius(lsecond(op->args), &center, &known);
 				if (r == SIMHASH_UNKNOWN_RADIUS)
-					r = SIMHASH_COST_RADIUS;
+					r = SIMHASH_ESTIMATE_RADIUS;
 			}
 			radius = Min(radius, Max(r, -1));
 		}
@@ -99,7 +103,7 @@ SimhashSearchWork(int radius, double tuples, double *entries, double *probes,
 	for (int j = 0; j < SIMHASH_NBANDS; j++)
 		for (int i = 0; i <= plan.radius[j]; i++)
 			*probes += SimhashRingSize(i);
-	*entries = *probes * tuples / 65536.0;
+	*entries = *probes * tuples / (double) SIMHASH_BAND_KEYS;
 }
 
 /*
@@ -153,7 +157,7 @@ shcostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 									leafpages, root) / loop_count;
 	io = pages * (fullscan ? spc_seq_page_cost : spc_random_page_cost);
 	cpu = entries * cpu_operator_cost +
-		probes * height * 20 * cpu_operator_cost +
+		probes * height * SIMHASH_DESCENT_LEVEL_OPS * cpu_operator_cost +
 		matches * cpu_index_tuple_cost;
 
 	*indexStartupCost = 0;
@@ -183,7 +187,7 @@ shcostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 		SimhashSearchWork(SIMHASH_NBANDS - 1, tuples, &first_entries, &first_probes,
 						  &first_full);
 		*indexStartupCost = first_probes * (spc_random_page_cost +
-											height * 20 * cpu_operator_cost) +
+											height * SIMHASH_DESCENT_LEVEL_OPS * cpu_operator_cost) +
 			first_entries * cpu_operator_cost;
 		if (!has_quals)
 			*indexTotalCost = *indexStartupCost +

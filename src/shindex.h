@@ -48,6 +48,7 @@
 #define SIMHASH_NBANDS			4	/* one tree per 16-bit block */
 #define SIMHASH_NULL_BAND		4	/* the tree of NULL fingerprints */
 #define SIMHASH_NTREES			5
+#define SIMHASH_BAND_KEYS		65536	/* 16-bit keys per band */
 #define SIMHASH_OFFSET_BITS		11	/* heap offsets are < 2048 */
 #define SIMHASH_KEY_SHIFT		43	/* 32 block bits + 11 offset bits */
 #define SIMHASH_REST_MASK		UINT64CONST(0xFFFFFFFFFFFF)
@@ -178,6 +179,9 @@ typedef struct SimhashMetaPageData
 #define SIMHASH_RESTART_INTERVAL 16
 #define SIMHASH_MAX_APPEND		96	/* rewrite the page beyond this */
 #define SIMHASH_MAX_ENCODED_ENTRY 15	/* varint (9) + rest (6) */
+#define SIMHASH_MIN_ENCODED_ENTRY 7		/* varint delta (1) + rest (6) */
+/* the most entries one leaf page can hold, sorted area and append area */
+#define SIMHASH_MAX_LEAF_ENTRIES (BLCKSZ / SIMHASH_MIN_ENCODED_ENTRY + SIMHASH_MAX_APPEND)
 
 /*
  * Internal pages: an array of pivots after the page header, in sort key
@@ -241,6 +245,7 @@ typedef struct SimhashBall
 #define DatumGetSimhashBall(X)	((SimhashBall *) DatumGetPointer(X))
 
 extern bool SimhashTypeIsBall(Oid typid);
+extern bool SimhashTypeIsFingerprint(Oid typid);
 extern bool SimhashFuncIsBallConstructor(Oid funcid);
 #define PG_GETARG_SIMHASHBALL(n) DatumGetSimhashBall(PG_GETARG_DATUM(n))
 
@@ -269,7 +274,7 @@ typedef struct SimhashLeafBuilder
 	int			count;
 	int			nrestarts;
 	SimhashSortKey prev;
-	uint16		restarts[BLCKSZ / (SIMHASH_RESTART_INTERVAL * 7) + 1];
+	uint16		restarts[BLCKSZ / (SIMHASH_RESTART_INTERVAL * SIMHASH_MIN_ENCODED_ENTRY) + 1];
 } SimhashLeafBuilder;
 
 extern void SimhashLeafBuilderBegin(SimhashLeafBuilder *b, Page page, Size limit);
@@ -325,6 +330,15 @@ extern bool shinsert(Relation index, Datum *values, bool *isnull,
 					 struct IndexInfo *indexInfo);
 extern void SimhashFlushPending(Relation index);
 extern void SimhashFlushAllPending(void);
+
+/*
+ * Searches of the extension's own (shscan.c, shinsert.c): called with each
+ * match's TID, fingerprint and distance from the centre; return false to
+ * stop.
+ */
+typedef bool (*SimhashFoundCallback) (ItemPointer tid, uint64 fp, int dist, void *arg);
+extern void SimhashPendingWithin(Relation index, uint64 center, int radius,
+								 SimhashFoundCallback found, void *arg);
 extern void SimhashInstallInsertHooks(void);
 
 /* shbuild.c */
@@ -354,6 +368,8 @@ extern void shrescan(IndexScanDesc scan, ScanKey scankey, int nscankeys,
 extern bool shgettuple(IndexScanDesc scan, ScanDirection dir);
 extern int64 shgetbitmap(IndexScanDesc scan, TIDBitmap *tbm);
 extern void shendscan(IndexScanDesc scan);
+extern void SimhashSearchWithin(Relation index, uint64 center, int radius,
+								SimhashFoundCallback found, void *arg);
 extern int64 SimhashCountWithin(Relation index, uint64 center, int radius, int64 limit);
 
 /* shvacuum.c */

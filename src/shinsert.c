@@ -20,20 +20,34 @@
  *	- parallel workers read shared buffers, not our memory, so every pending
  *	  entry is flushed before a plan that may start workers (ExecutorStart);
  *	- utility statements may move or truncate the index's storage, so every
- *	  pending entry is flushed before one runs (ProcessUtility);
+ *	  pending entry is flushed before one runs (ProcessUtility), except
+ *	  those that only plan or run queries (EXPLAIN, PREPARE, SET ...);
  *	- the batch is flushed whenever it reaches work_mem.
  *
  * Rows are kept per relfilenode of the index and written only to the one
  * they were inserted under: after TRUNCATE or REINDEX (a new relfilenode,
  * built from the heap) the older rows wait, and are written if a rollback to
  * a savepoint brings their relfilenode back, or dropped at commit.  If the
- * index is dropped, they go with it.  Rows of an aborted subtransaction are
- * forgotten when it aborts: VACUUM may reclaim their TIDs for other rows
- * before this transaction commits.  (Rows already written when their
- * subtransaction aborts point to dead tuples, which VACUUM finds and
- * removes, as in any index.)  A write interrupted by an error leaves the
- * rows pending and marked, and the next attempt skips what is already
+ * index is dropped, they go with it.  A write interrupted by an error leaves
+ * the rows pending and marked, and the next attempt skips what is already
  * there.
+ *
+ * An entry must never point at a row other than the one it was made for.
+ * A tuple this transaction inserted can die before its row is written:
+ * when its subtransaction aborts, and when INSERT ... ON CONFLICT loses a
+ * race and kills its speculative tuple (heap_abort_speculative), which
+ * leaves no trace an index could be told about.  Such a tuple is dead to
+ * everybody at once, so VACUUM may free its TID, and a row of another (or
+ * of this) transaction may take it.  So before writing, every row is
+ * checked against the heap: its tuple must still be there, inserted by this
+ * transaction or one of its committed subtransactions, and only the latest
+ * row buffered for a TID counts (a TID is reused only after its tuple
+ * died).  Entries written earlier for a tuple that dies later are harmless:
+ * VACUUM removes them with the tuple, as in any index.  Rows of an aborted
+ * subtransaction are also forgotten as soon as it aborts, to save the work.
+ * Rows that CREATE INDEX CONCURRENTLY adds for other transactions' tuples
+ * are not checked (their tuples are visible to its snapshot, so cannot be
+ * removed).
  *
  * Copyright (c) 2026, the simhash authors
  *
@@ -44,11 +58,16 @@
  */
 #include "postgres.h"
 
+#include "access/heapam.h"
+#include "access/htup_details.h"
 #include "access/relation.h"
+#include "access/table.h"
 #include "access/xact.h"
+#include "catalog/pg_am_d.h"
 #include "executor/executor.h"
 #include "tcop/utility.h"
 #include "miscadmin.h"
+#include "storage/bufmgr.h"
 #include "storage/lmgr.h"
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
@@ -64,9 +83,15 @@ typedef struct SimhashPendingRow
 	SubTransactionId subxid;	/* the subtransaction that inserted it */
 	ItemPointerData tid;
 	bool		isnull;
+	bool		ours;			/* a tuple this transaction inserted */
 } SimhashPendingRow;
 
-/* rows buffered for one relfilenode of an index */
+/*
+ * Rows buffered for one relfilenode of an index.  The extension's own
+ * searches (the near-duplicate trigger, estimates) look at them in memory;
+ * for large groups, "chains" link the rows of each band key, newest first,
+ * so that a search probes keys instead of reading every row.
+ */
 typedef struct SimhashPendingGroup
 {
 	RelFileNode node;
@@ -74,7 +99,13 @@ typedef struct SimhashPendingGroup
 	int			nrows;
 	int			maxrows;
 	bool		interrupted;	/* a write of these rows failed half-way */
+	int			nchained;		/* rows [0, nchained) are in the chains */
+	int32	   *head[SIMHASH_NBANDS];	/* per key: newest row, or -1 */
+	int32	   *next[SIMHASH_NBANDS];	/* per row: older row of its key, or -1 */
 } SimhashPendingGroup;
+
+/* below this many rows a search reads them all rather than chain them */
+#define SIMHASH_PENDING_CHAIN_MIN	256
 
 /*
  * The buffered rows of one index, grouped by the relfilenode the index had
@@ -98,6 +129,120 @@ static ExecutorStart_hook_type prev_ExecutorStart = NULL;
 static ProcessUtility_hook_type prev_ProcessUtility = NULL;
 
 /*
+ * Is the tuple at "tid" (on the pinned, share-locked heap page) one this
+ * transaction inserted and that has not died since?  A speculative tuple
+ * killed by ON CONFLICT has no inserting transaction any more; one of an
+ * aborted subtransaction is no longer the current transaction's; a freed
+ * or reused line pointer holds nothing or a stranger.
+ */
+static bool
+SimhashTupleIsOurs(Page page, OffsetNumber off, TransactionId *last_xmin)
+{
+	ItemId		lp;
+	TransactionId xmin;
+
+	if (off < FirstOffsetNumber || off > PageGetMaxOffsetNumber(page))
+		return false;
+	lp = PageGetItemId(page, off);
+	if (!ItemIdIsNormal(lp))
+		return false;
+	/* raw: COPY FREEZE marks our own tuples frozen, keeping our xid */
+	xmin = HeapTupleHeaderGetRawXmin((HeapTupleHeader) PageGetItem(page, lp));
+	if (TransactionIdEquals(xmin, *last_xmin))
+		return true;
+	if (!TransactionIdIsCurrentTransactionId(xmin))
+		return false;
+	*last_xmin = xmin;
+	return true;
+}
+
+/*
+ * Drop the rows of a group whose tuples died or moved since they were
+ * buffered (see the file header), keeping the others in their order.
+ * "recs" and "scratch" are scratch space for n records each.
+ */
+static void
+SimhashDropStaleRows(Relation index, SimhashPendingGroup *p,
+					 SimhashSpoolEntry *recs, SimhashSpoolEntry *scratch)
+{
+	Relation	heap = table_open(index->rd_index->indrelid, AccessShareLock);
+	bool		is_heap = (heap->rd_rel->relam == HEAP_TABLE_AM_OID);
+	Buffer		buf = InvalidBuffer;
+	TransactionId last_xmin = InvalidTransactionId;
+	SimhashPendingRow *rows = p->rows;
+	int			n = p->nrows;
+	int			ndead = 0;
+	bool		sorted = true;
+
+	/*
+	 * Visit the rows in TID order, and in buffered order for equal TIDs.
+	 * Bulk loads buffer them in TID order already; others need a (stable)
+	 * sort.
+	 */
+	for (int i = 1; i < n && sorted; i++)
+		sorted = ItemPointerCompare(&rows[i - 1].tid, &rows[i].tid) <= 0;
+	if (!sorted)
+	{
+		for (int i = 0; i < n; i++)
+		{
+			recs[i].key = SimhashMakeSortKey(0, &rows[i].tid);
+			recs[i].rest = (uint64) i;
+		}
+		SimhashRadixSort(recs, scratch, n);
+	}
+
+	for (int i = 0; i < n; i++)
+	{
+		SimhashPendingRow *r = &rows[sorted ? i : recs[i].rest];
+		SimhashPendingRow *next = (i + 1 == n) ? NULL :
+			&rows[sorted ? i + 1 : recs[i + 1].rest];
+		BlockNumber blkno = ItemPointerGetBlockNumber(&r->tid);
+		bool		keep;
+
+		/* a later row for the same TID means this one's tuple died */
+		if (next != NULL && ItemPointerEquals(&next->tid, &r->tid))
+			keep = false;
+		else if (!r->ours || !is_heap)
+			keep = true;
+		else
+		{
+			if (!BufferIsValid(buf) || BufferGetBlockNumber(buf) != blkno)
+			{
+				if (BufferIsValid(buf))
+					UnlockReleaseBuffer(buf);
+				buf = ReadBuffer(heap, blkno);
+				LockBuffer(buf, BUFFER_LOCK_SHARE);
+			}
+			keep = SimhashTupleIsOurs(BufferGetPage(buf),
+									  ItemPointerGetOffsetNumber(&r->tid), &last_xmin);
+		}
+		if (!keep)
+		{
+			/* marked through its TID: no valid TID has offset 0 */
+			ItemPointerSetOffsetNumber(&r->tid, InvalidOffsetNumber);
+			ndead++;
+		}
+		if ((i & 4095) == 0)
+			CHECK_FOR_INTERRUPTS();
+	}
+	if (BufferIsValid(buf))
+		UnlockReleaseBuffer(buf);
+	table_close(heap, AccessShareLock);
+
+	if (ndead > 0)
+	{
+		int			kept = 0;
+
+		for (int i = 0; i < n; i++)
+			if (ItemPointerGetOffsetNumberNoCheck(&rows[i].tid) != InvalidOffsetNumber)
+				rows[kept++] = rows[i];
+		pending_total -= ndead;
+		p->nrows = kept;
+		p->nchained = 0;
+	}
+}
+
+/*
  * Write a group of pending rows into the index's trees, and empty it.  If
  * an error interrupts the write, the rows stay, some of them already in
  * some trees; the next attempt knows it and adds nothing twice.
@@ -115,6 +260,8 @@ SimhashWritePending(Relation index, SimhashPendingGroup *p)
 	SimhashSpoolEntry *scratch = MemoryContextAllocHuge(tmp, sizeof(SimhashSpoolEntry) * n);
 	SimhashEntry *entries = MemoryContextAllocHuge(tmp, sizeof(SimhashEntry) * n);
 
+	SimhashDropStaleRows(index, p, recs, scratch);
+	n = p->nrows;
 	p->interrupted = true;
 
 	for (int tree = 0; tree < SIMHASH_NTREES; tree++)
@@ -154,6 +301,7 @@ SimhashWritePending(Relation index, SimhashPendingGroup *p)
 	MemoryContextDelete(tmp);
 	pending_total -= p->nrows;
 	p->nrows = 0;
+	p->nchained = 0;
 	p->interrupted = false;
 }
 
@@ -270,23 +418,158 @@ SimhashSubXactCallback(SubXactEvent event, SubTransactionId mySubid,
 				g->nrows--;
 				pending_total--;
 			}
+			g->nchained = 0;	/* the chains may name removed rows */
 		}
 	}
 }
 
+/* Link rows [nchained, nrows) of a group into its per-key chains. */
+static void
+SimhashPendingChain(SimhashPendingGroup *g)
+{
+	if (g->head[0] == NULL)
+	{
+		for (int j = 0; j < SIMHASH_NBANDS; j++)
+		{
+			g->head[j] = MemoryContextAllocHuge(TopTransactionContext,
+												sizeof(int32) * SIMHASH_BAND_KEYS);
+			g->next[j] = MemoryContextAllocHuge(TopTransactionContext,
+												sizeof(int32) * g->maxrows);
+		}
+		g->nchained = 0;
+	}
+	if (g->nchained == 0)
+		for (int j = 0; j < SIMHASH_NBANDS; j++)
+			memset(g->head[j], 0xFF, sizeof(int32) * SIMHASH_BAND_KEYS);
+	for (int i = g->nchained; i < g->nrows; i++)
+	{
+		if (g->rows[i].isnull)
+			continue;
+		for (int j = 0; j < SIMHASH_NBANDS; j++)
+		{
+			uint16		key = SimhashBlock(g->rows[i].fp, j);
+
+			g->next[j][i] = g->head[j][key];
+			g->head[j][key] = i;
+		}
+	}
+	g->nchained = g->nrows;
+}
+
 /*
- * Flush before any utility statement: some change a relation's storage in
- * place (TRUNCATE of a table created in this transaction) or copy it to a
- * new relfilenode (ALTER INDEX SET TABLESPACE), and buffered rows must not
- * outlive the storage they were meant for.  Transaction control is left
- * alone: COMMIT flushes anyway, and an aborted transaction must not write.
+ * Call "found" for every row this backend has buffered for "index" whose
+ * fingerprint lies within "radius" of "center", until it returns false.
+ * Nothing is written: the near-duplicate trigger and the planner's counts
+ * see the transaction's own rows here.  A row may belong to a tuple that
+ * died since (see the file header): callers that care look at the heap.
  */
+void
+SimhashPendingWithin(Relation index, uint64 center, int radius,
+					 SimhashFoundCallback found, void *arg)
+{
+	Oid			oid = RelationGetRelid(index);
+	SimhashPendingIndex *p;
+	SimhashPendingGroup *g;
+	SimhashProbePlan plan;
+	uint16	   *keys;
+
+	if (pending == NULL || pending_total == 0 || radius < 0)
+		return;
+	p = hash_search(pending, &oid, HASH_FIND, NULL);
+	if (p == NULL || (g = SimhashCurrentGroup(p, index)) == NULL || g->nrows == 0)
+		return;
+
+	SimhashPlanProbes(radius, g->nrows, &plan);
+	if (g->nrows < SIMHASH_PENDING_CHAIN_MIN || plan.fullscan)
+	{
+		for (int i = 0; i < g->nrows; i++)
+		{
+			SimhashPendingRow *r = &g->rows[i];
+
+			if (!r->isnull && SimhashDistance(r->fp, center) <= radius &&
+				!found(&r->tid, r->fp, SimhashDistance(r->fp, center), arg))
+				return;
+		}
+		return;
+	}
+
+	/* probe each band's keys as an index scan would (shprobe.c) */
+	SimhashPendingChain(g);
+	keys = palloc(sizeof(uint16) * SIMHASH_BAND_KEYS);
+	for (int j = 0; j < SIMHASH_NBANDS; j++)
+	{
+		for (int bits = 0; bits <= plan.radius[j]; bits++)
+		{
+			int			nkeys = SimhashEnumerateRing(SimhashBlock(center, j), bits, keys);
+
+			for (int k = 0; k < nkeys; k++)
+			{
+				for (int32 i = g->head[j][keys[k]]; i >= 0; i = g->next[j][i])
+				{
+					SimhashPendingRow *r = &g->rows[i];
+					int			dist = SimhashDistance(r->fp, center);
+					bool		earlier = false;
+
+					if (dist > radius)
+						continue;
+					/* reported once: by the first band that reaches it */
+					for (int e = 0; e < j && !earlier; e++)
+						earlier = plan.radius[e] >= 0 &&
+							SimhashDistance((uint64) SimhashBlock(r->fp, e),
+											(uint64) SimhashBlock(center, e)) <= plan.radius[e];
+					if (!earlier && !found(&r->tid, r->fp, dist, arg))
+					{
+						pfree(keys);
+						return;
+					}
+				}
+				CHECK_FOR_INTERRUPTS();
+			}
+		}
+	}
+	pfree(keys);
+}
+
+/*
+ * Does a utility statement need the pending rows written first?  Most do:
+ * some change a relation's storage in place (TRUNCATE of a table created in
+ * this transaction) or copy it to a new relfilenode (ALTER INDEX SET
+ * TABLESPACE), and buffered rows must not outlive the storage they were
+ * meant for.  Not transaction control (COMMIT writes them anyway, an
+ * aborted transaction must not), and not the statements that only plan or
+ * run queries, whose scans write what they need themselves: above all
+ * EXPLAIN, so that planning writes nothing.
+ */
+static bool
+SimhashUtilityNeedsFlush(Node *stmt)
+{
+	switch (nodeTag(stmt))
+	{
+		case T_TransactionStmt:
+		case T_ExplainStmt:
+		case T_PrepareStmt:
+		case T_ExecuteStmt:
+		case T_DeallocateStmt:
+		case T_DeclareCursorStmt:
+		case T_FetchStmt:
+		case T_ClosePortalStmt:
+		case T_VariableSetStmt:
+		case T_VariableShowStmt:
+		case T_DoStmt:
+		case T_CallStmt:
+			return false;
+		default:
+			return true;
+	}
+}
+
+/* Flush before the utility statements that need it (see above). */
 static void
 SimhashProcessUtility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
 					  ProcessUtilityContext context, ParamListInfo params,
 					  QueryEnvironment *queryEnv, DestReceiver *dest, QueryCompletion *qc)
 {
-	if (pending_total > 0 && !IsA(pstmt->utilityStmt, TransactionStmt))
+	if (pending_total > 0 && SimhashUtilityNeedsFlush(pstmt->utilityStmt))
 		SimhashFlushAllPending();
 	if (prev_ProcessUtility)
 		prev_ProcessUtility(pstmt, queryString, readOnlyTree, context, params,
@@ -362,10 +645,9 @@ shinsert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 			repalloc(p->groups, sizeof(SimhashPendingGroup) * (p->ngroups + 1)) :
 			MemoryContextAlloc(TopTransactionContext, sizeof(SimhashPendingGroup));
 		g = &p->groups[p->ngroups++];
+		memset(g, 0, sizeof(SimhashPendingGroup));
 		g->node = index->rd_node;
 		g->maxrows = 64;
-		g->nrows = 0;
-		g->interrupted = false;
 		g->rows = MemoryContextAlloc(TopTransactionContext,
 									 sizeof(SimhashPendingRow) * g->maxrows);
 	}
@@ -374,12 +656,17 @@ shinsert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 	{
 		g->maxrows *= 2;
 		g->rows = repalloc_huge(g->rows, sizeof(SimhashPendingRow) * g->maxrows);
+		for (int j = 0; j < SIMHASH_NBANDS; j++)
+			if (g->next[j])
+				g->next[j] = repalloc_huge(g->next[j], sizeof(int32) * g->maxrows);
 	}
 	row = &g->rows[g->nrows++];
 	row->isnull = isnull[0];
 	row->fp = isnull[0] ? 0 : DatumGetSimhash64(values[0]);
 	row->tid = *ht_ctid;
 	row->subxid = GetCurrentSubTransactionId();
+	/* CREATE INDEX CONCURRENTLY's validation adds other transactions' rows */
+	row->ours = !indexInfo->ii_Concurrent;
 	pending_total++;
 
 	/* bound the memory: a batch of work_mem is plenty to amortize */

@@ -18,12 +18,9 @@
 #include "shindex.h"
 
 #define SIMHASH_JOIN_NAME		"SimhashJoin"
-#define SIMHASH_BAND_KEYS		65536	/* 16-bit keys per band */
 /* memory of one inner row besides its columns: fp + per band (fp, row) */
 #define SIMHASH_JOIN_ROW_BYTES	(sizeof(uint64) * (1 + SIMHASH_NBANDS) + \
 								 sizeof(uint32) * SIMHASH_NBANDS)
-/* memory check interval while loading the inner side, in rows */
-#define SIMHASH_JOIN_CHECK_EVERY 1024
 
 /* positions in CustomScan.custom_exprs and custom_private */
 enum

@@ -39,16 +39,27 @@
 #include "shjoin.h"
 #include "simhash_planner.h"
 
-/* The inner rows of one batch, and their four band orders */
+/* bytes of bookkeeping per palloc'd chunk, as counted for a batch */
+#define SIMHASH_JOIN_CHUNK_OVERHEAD	16
+
+/*
+ * The inner rows of one batch, and their four band orders.  Each band order
+ * has a directory of 2^dir_bits buckets by the top bits of the band's
+ * block: 16 bits (one bucket per key) for large batches, fewer for small
+ * ones, so that the directories never outweigh the rows and a small
+ * work_mem is honoured.  A probe of a key then searches its bucket.
+ */
 typedef struct SimhashJoinTable
 {
 	uint32		nrows;
 	uint32		maxrows;
+	Size		bytes;			/* memory of the batch, see SimhashJoinBatchBytes */
+	int			dir_bits;
 	uint64	   *fps;			/* fingerprint of each row */
 	Datum	   *values;			/* nrows x ninner column values */
 	bool	   *isnull;
-	/* per band: rows sorted by their block, and where each key starts */
-	uint32	   *start[SIMHASH_NBANDS];	/* SIMHASH_BAND_KEYS + 1 each */
+	/* per band: rows sorted by their block, and where each bucket starts */
+	uint32	   *start[SIMHASH_NBANDS];	/* 2^dir_bits + 1 each */
 	uint64	   *band_fp[SIMHASH_NBANDS];
 	uint32	   *band_row[SIMHASH_NBANDS];
 } SimhashJoinTable;
@@ -90,8 +101,10 @@ typedef struct SimhashJoinState
 	bool		started;
 	int			radius;			/* k' (-1: no pair can match) */
 	SimhashProbePlan probes;
+	MemoryContext probe_cxt;	/* the masks */
 	uint16	   *masks[SIMHASH_NBANDS];	/* keys within r_j of 0, per band */
 	int			nmasks[SIMHASH_NBANDS];
+	int			whole_band;		/* a band read whole (probes.fullscan), or -1 */
 
 	/* the current batch of inner rows */
 	MemoryContext table_cxt;
@@ -259,14 +272,19 @@ SimhashBeginJoin(CustomScanState *node, EState *estate, int eflags)
 	state->joinqual_state = ExecInitQual(SimhashJoinFastFilters(state, state->joinqual),
 										 &node->ss.ps);
 
-	for (int j = 0; j < SIMHASH_NBANDS; j++)
-		state->masks[j] = palloc(sizeof(uint16) * SIMHASH_BAND_KEYS);
+	state->probe_cxt = AllocSetContextCreate(CurrentMemoryContext, "SimhashJoin probes",
+											 ALLOCSET_SMALL_SIZES);
 	state->outer_store_slot = MakeSingleTupleTableSlot(ExecGetResultType(state->outer_ps),
 													   &TTSOpsMinimalTuple);
 	state->outer_values = palloc0(sizeof(Datum) * Max(state->nouter, 1));
 	state->outer_isnull = palloc0(sizeof(bool) * Max(state->nouter, 1));
+	/*
+	 * Small blocks: large arrays get blocks of their own, freed exactly, so
+	 * what the context holds is what the batch needs (see
+	 * SimhashJoinBatchBytes) and hash_mem holds even when it is tiny.
+	 */
 	state->table_cxt = AllocSetContextCreate(CurrentMemoryContext, "SimhashJoin table",
-											 ALLOCSET_DEFAULT_SIZES);
+											 ALLOCSET_SMALL_SIZES);
 }
 
 /*
@@ -314,34 +332,49 @@ SimhashJoinRadius(SimhashJoinState *state)
 							  state->adjust);
 }
 
-/* Prepare the per-band probe masks for radius k'. */
+/*
+ * Prepare the per-band probe masks for radius k': the keys within r_j bits
+ * of 0, each probe's key being the outer block XOR a mask.  A plan that
+ * reads one band whole needs no masks.
+ */
 static void
 SimhashJoinPlanProbes(SimhashJoinState *state)
 {
-	uint16		ring[SIMHASH_BAND_KEYS];
+	MemoryContext oldcxt;
 
 	SimhashPlanProbes(state->radius, state->table.nrows, &state->probes);
+	state->whole_band = -1;
 	if (state->probes.fullscan)
 	{
 		/* every key of one band: radius 16 there, no other band */
+		state->whole_band = state->probes.fullscan_band;
 		for (int j = 0; j < SIMHASH_NBANDS; j++)
-			state->probes.radius[j] = (j == state->probes.fullscan_band) ?
-				SIMHASH_BLOCK_BITS : -1;
+			state->probes.radius[j] = (j == state->whole_band) ? SIMHASH_BLOCK_BITS : -1;
 	}
+	MemoryContextReset(state->probe_cxt);
+	oldcxt = MemoryContextSwitchTo(state->probe_cxt);
 	for (int j = 0; j < SIMHASH_NBANDS; j++)
 	{
 		int			n = 0;
 
 		state->nmasks[j] = 0;
-		for (int bits = 0; bits <= state->probes.radius[j]; bits++)
+		state->masks[j] = NULL;
+		if (j == state->whole_band)
 		{
-			int			m = SimhashEnumerateRing(0, bits, ring);
-
-			memcpy(state->masks[j] + n, ring, sizeof(uint16) * m);
-			n += m;
+			state->nmasks[j] = 1;	/* one "probe": the whole band */
+			continue;
 		}
+		if (state->probes.radius[j] < 0)
+			continue;
+		for (int bits = 0; bits <= state->probes.radius[j]; bits++)
+			n += (int) SimhashRingSize(bits);
+		state->masks[j] = palloc(sizeof(uint16) * n);
+		n = 0;
+		for (int bits = 0; bits <= state->probes.radius[j]; bits++)
+			n += SimhashEnumerateRing(0, bits, state->masks[j] + n);
 		state->nmasks[j] = n;
 	}
+	MemoryContextSwitchTo(oldcxt);
 	for (int j = 0; j < SIMHASH_NBANDS; j++)
 	{
 		state->zero_lanes[j] = 0;
@@ -357,12 +390,45 @@ SimhashJoinPlanProbes(SimhashJoinState *state)
 	}
 }
 
-/* Grow the row arrays of the table (huge allocations allowed). */
+/* Directory bits for a batch of n rows: about one bucket per row, at most 16. */
+static int
+SimhashJoinDirBits(Size n)
+{
+	int			bits = 0;
+
+	while (bits < SIMHASH_BLOCK_BITS && ((Size) 1 << bits) < n)
+		bits++;
+	return bits;
+}
+
+/*
+ * Memory a batch of n rows whose column values take "values" bytes will
+ * hold at its peak: the rows, the four band orders with their directories,
+ * the sort's scratch array, and the second copy of the columns while the
+ * rows are put in band 0's order.
+ */
+static Size
+SimhashJoinBatchBytes(Size n, Size maxrows, int ninner, Size values)
+{
+	Size		w = Max(ninner, 1);
+	Size		rows = maxrows * (sizeof(uint64) + w * (sizeof(Datum) + sizeof(bool)));
+	Size		bands = n * SIMHASH_NBANDS * (sizeof(uint64) + sizeof(uint32)) +
+		SIMHASH_NBANDS * sizeof(uint32) * (((Size) 1 << SimhashJoinDirBits(n)) + 1);
+	Size		scratch = n * sizeof(uint32);
+	Size		copy = n * w * (sizeof(Datum) + sizeof(bool));
+
+	return rows + values + bands + scratch + copy;
+}
+
+/*
+ * Grow the row arrays of the table (huge allocations allowed): doubled,
+ * starting small enough for the smallest hash_mem.
+ */
 static void
 SimhashJoinGrowTable(SimhashJoinState *state)
 {
 	SimhashJoinTable *t = &state->table;
-	uint32		newmax = t->maxrows == 0 ? 1024 : t->maxrows * 2;
+	uint32		newmax = t->maxrows == 0 ? 32 : t->maxrows * 2;
 	int			w = Max(state->ninner, 1);
 
 	if (t->maxrows == 0)
@@ -407,6 +473,9 @@ SimhashJoinReorderRows(SimhashJoinState *state)
 		}
 		t->band_row[0][i] = i;
 	}
+	/* both copies of the columns are here now */
+	state->peak_memory = Max(state->peak_memory,
+							 MemoryContextMemAllocated(state->table_cxt, true));
 	pfree(t->values);
 	pfree(t->isnull);
 	pfree(t->fps);
@@ -418,8 +487,61 @@ SimhashJoinReorderRows(SimhashJoinState *state)
 }
 
 /*
+ * Sort the rows of the batch by band j's block (two stable counting passes
+ * of 8 bits, "scratch" holding n row numbers), and build the band's
+ * directory of 2^dir_bits buckets.
+ */
+static void
+SimhashJoinSortBand(SimhashJoinState *state, int j, uint32 *scratch)
+{
+	SimhashJoinTable *t = &state->table;
+	uint32		count[256];
+	uint32	   *order = t->band_row[j];
+	uint32	   *start = t->start[j];
+	int			shift = SIMHASH_BLOCK_BITS - t->dir_bits;
+	Size		nbuckets = (Size) 1 << t->dir_bits;
+
+	/* low byte of the block into scratch, then high byte into order */
+	for (int pass = 0; pass < 2; pass++)
+	{
+		uint32	   *dst = (pass == 0) ? scratch : order;
+		uint32		sum = 0;
+
+		memset(count, 0, sizeof(count));
+		for (uint32 i = 0; i < t->nrows; i++)
+		{
+			uint32		r = (pass == 0) ? i : scratch[i];
+
+			count[(SimhashBlock(t->fps[r], j) >> (8 * pass)) & 0xFF]++;
+		}
+		for (int b = 0; b < 256; b++)
+		{
+			uint32		c = count[b];
+
+			count[b] = sum;
+			sum += c;
+		}
+		for (uint32 i = 0; i < t->nrows; i++)
+		{
+			uint32		r = (pass == 0) ? i : scratch[i];
+
+			dst[count[(SimhashBlock(t->fps[r], j) >> (8 * pass)) & 0xFF]++] = r;
+		}
+	}
+
+	memset(start, 0, sizeof(uint32) * (nbuckets + 1));
+	for (uint32 i = 0; i < t->nrows; i++)
+	{
+		t->band_fp[j][i] = t->fps[order[i]];
+		start[(SimhashBlock(t->band_fp[j][i], j) >> shift) + 1]++;
+	}
+	for (Size b = 0; b < nbuckets; b++)
+		start[b + 1] += start[b];
+}
+
+/*
  * Load the next batch of inner rows: as many as fit in hash_mem, at least
- * one.  Then sort them by each band's block (a counting sort per band).
+ * one.  Then sort them by each band's block.
  */
 static void
 SimhashJoinLoadBatch(SimhashJoinState *state)
@@ -428,7 +550,8 @@ SimhashJoinLoadBatch(SimhashJoinState *state)
 	TupleTableSlot *scanslot = state->css.ss.ss_ScanTupleSlot;
 	TupleDesc	desc = scanslot->tts_tupleDescriptor;
 	Size		limit = get_hash_memory_limit();
-	Size		fixed = sizeof(uint32) * (SIMHASH_BAND_KEYS + 1) * SIMHASH_NBANDS;
+	Size		values_bytes = 0;
+	uint32	   *scratch;
 	MemoryContext oldcxt;
 
 	MemoryContextReset(state->table_cxt);
@@ -436,11 +559,24 @@ SimhashJoinLoadBatch(SimhashJoinState *state)
 
 	for (;;)
 	{
-		TupleTableSlot *islot = ExecProcNode(state->inner_ps);
+		TupleTableSlot *islot;
 		uint64		fp;
 		Datum	   *values;
 		bool	   *isnull;
 
+		/*
+		 * Is the batch full?  Checked before each row, with the memory the
+		 * batch would need once sorted, so that it stays within hash_mem
+		 * (a single row is always taken).
+		 */
+		if (t->nrows > 0 &&
+			SimhashJoinBatchBytes(t->nrows + 1, Max(t->maxrows, t->nrows + 1),
+								  state->ninner, values_bytes) > limit)
+			break;
+		if (t->nrows == PG_UINT32_MAX - 1)
+			break;
+
+		islot = ExecProcNode(state->inner_ps);
 		if (TupIsNull(islot))
 		{
 			state->inner_done = true;
@@ -469,56 +605,44 @@ SimhashJoinLoadBatch(SimhashJoinState *state)
 			isnull[i] = islot->tts_isnull[i];
 			values[i] = isnull[i] ? (Datum) 0 :
 				datumCopy(islot->tts_values[i], att->attbyval, att->attlen);
+			if (!isnull[i] && !att->attbyval)
+				values_bytes += MAXALIGN(datumGetSize(values[i], false, att->attlen)) +
+					SIMHASH_JOIN_CHUNK_OVERHEAD;
 		}
 		MemoryContextSwitchTo(oldcxt);
 		t->nrows++;
-
-		/* is the batch full?  (the band arrays come on top of the rows) */
-		if (t->nrows % SIMHASH_JOIN_CHECK_EVERY == 0 &&
-			MemoryContextMemAllocated(state->table_cxt, true) + fixed +
-			(Size) t->nrows * SIMHASH_NBANDS * (sizeof(uint64) + sizeof(uint32)) >= limit)
-			break;
-		if (t->nrows == PG_UINT32_MAX - 1)
-			break;
 	}
 	state->nbatches++;
 	state->max_batches = Max(state->max_batches, state->nbatches);
 
+	t->dir_bits = SimhashJoinDirBits(t->nrows);
+	scratch = MemoryContextAllocHuge(state->table_cxt, sizeof(uint32) * Max(t->nrows, 1));
 	for (int j = 0; j < SIMHASH_NBANDS; j++)
 	{
-		uint32	   *start = MemoryContextAllocHuge(state->table_cxt,
-												   sizeof(uint32) * (SIMHASH_BAND_KEYS + 1));
-		uint32	   *next;
-
-		t->start[j] = start;
+		t->start[j] = MemoryContextAllocHuge(state->table_cxt,
+											 sizeof(uint32) * (((Size) 1 << t->dir_bits) + 1));
 		t->band_fp[j] = MemoryContextAllocHuge(state->table_cxt,
 											   sizeof(uint64) * Max(t->nrows, 1));
 		t->band_row[j] = MemoryContextAllocHuge(state->table_cxt,
 												sizeof(uint32) * Max(t->nrows, 1));
-		memset(start, 0, sizeof(uint32) * (SIMHASH_BAND_KEYS + 1));
-		for (uint32 r = 0; r < t->nrows; r++)
-			start[SimhashBlock(t->fps[r], j) + 1]++;
-		for (int key = 0; key < SIMHASH_BAND_KEYS; key++)
-			start[key + 1] += start[key];
-		/* fill each key's run in row order; "next" is a scratch copy */
-		next = palloc(sizeof(uint32) * SIMHASH_BAND_KEYS);
-		memcpy(next, start, sizeof(uint32) * SIMHASH_BAND_KEYS);
-		for (uint32 r = 0; r < t->nrows; r++)
+		SimhashJoinSortBand(state, j, scratch);
+		if (j == 0)
 		{
-			uint32		at = next[SimhashBlock(t->fps[r], j)]++;
-
-			t->band_fp[j][at] = t->fps[r];
-			t->band_row[j][at] = r;
+			state->peak_memory = Max(state->peak_memory,
+									 MemoryContextMemAllocated(state->table_cxt, true));
+			if (t->nrows > 0)
+				SimhashJoinReorderRows(state);
 		}
-		pfree(next);
-		if (j == 0 && t->nrows > 0)
-			SimhashJoinReorderRows(state);
 		CHECK_FOR_INTERRUPTS();
 	}
 	state->peak_memory = Max(state->peak_memory,
 							 MemoryContextMemAllocated(state->table_cxt, true));
+	pfree(scratch);
+	t->bytes = MemoryContextMemAllocated(state->table_cxt, true);
 	state->table_valid = true;
 	SimhashJoinPlanProbes(state);
+	state->peak_memory = Max(state->peak_memory,
+							 t->bytes + MemoryContextMemAllocated(state->probe_cxt, true));
 }
 
 /*
@@ -573,6 +697,51 @@ SimhashJoinNextOuter(SimhashJoinState *state)
 	}
 }
 
+/*
+ * The rows of band "band" whose block is "key": its bucket in the
+ * directory, narrowed by binary search when buckets hold several keys.
+ */
+static void
+SimhashJoinFindKey(const SimhashJoinTable *t, int band, uint16 key,
+				   uint32 *pos, uint32 *end)
+{
+	int			shift = SIMHASH_BLOCK_BITS - t->dir_bits;
+	const uint64 *fps = t->band_fp[band];
+	uint32		lo = t->start[band][key >> shift];
+	uint32		hi = t->start[band][(key >> shift) + 1];
+
+	if (shift > 0)
+	{
+		uint32		a = lo,
+					b = hi;
+
+		/* first row with a block >= key, then first with a block > key */
+		while (a < b)
+		{
+			uint32		m = a + (b - a) / 2;
+
+			if (SimhashBlock(fps[m], band) < key)
+				a = m + 1;
+			else
+				b = m;
+		}
+		lo = a;
+		b = hi;
+		while (a < b)
+		{
+			uint32		m = a + (b - a) / 2;
+
+			if (SimhashBlock(fps[m], band) <= key)
+				a = m + 1;
+			else
+				b = m;
+		}
+		hi = a;
+	}
+	*pos = lo;
+	*end = hi;
+}
+
 /* Position the probe on the current band and mask; false if past the last. */
 static bool
 SimhashJoinSeekProbe(SimhashJoinState *state)
@@ -583,11 +752,16 @@ SimhashJoinSeekProbe(SimhashJoinState *state)
 	{
 		if (state->mask < state->nmasks[state->band])
 		{
-			uint16		key = SimhashBlock(state->outer_fp, state->band) ^
-				state->masks[state->band][state->mask];
-
-			state->pos = t->start[state->band][key];
-			state->end = t->start[state->band][key + 1];
+			if (state->band == state->whole_band)
+			{
+				state->pos = 0;
+				state->end = t->nrows;
+			}
+			else
+				SimhashJoinFindKey(t, state->band,
+								   SimhashBlock(state->outer_fp, state->band) ^
+								   state->masks[state->band][state->mask],
+								   &state->pos, &state->end);
 			return true;
 		}
 		state->band++;
@@ -844,6 +1018,7 @@ SimhashEndJoin(CustomScanState *node)
 		tuplestore_end(state->outer_store);
 	ExecDropSingleTupleTableSlot(state->outer_store_slot);
 	MemoryContextDelete(state->table_cxt);
+	MemoryContextDelete(state->probe_cxt);
 }
 
 /*

@@ -155,7 +155,7 @@ SimhashCheckMetaPage(Relation index, Page page)
 				(errcode(ERRCODE_INDEX_CORRUPTED),
 				 errmsg("index \"%s\" has an unsupported simhash layout version %u",
 						RelationGetRelationName(index), meta->version),
-				 errhint("REINDEX the index.")));
+				 errhint("Please REINDEX it.")));
 }
 
 /* Number of raw entries in a leaf's append area. */

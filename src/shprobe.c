@@ -154,12 +154,19 @@ SimhashBandCost(int r, double per_key)
 void
 SimhashPlanProbes(int k, double nentries, SimhashProbePlan *plan)
 {
-	double		per_key = Max(nentries, 0) / 65536.0;
+	double		per_key = Max(nentries, 0) / (double) SIMHASH_BAND_KEYS;
 	double		fullcost = Max(nentries, 1) * SIMHASH_SCAN_ENTRY_COST + SIMHASH_PROBE_COST;
 	/* best[s] / choice[j][s]: cheapest way for bands 0..j to reach sum s */
 	double		best[SIMHASH_NBANDS + 1][SIMHASH_BITS + 2];
 	int			choice[SIMHASH_NBANDS + 1][SIMHASH_BITS + 2];
 	int			need;
+
+	/*
+	 * Callers pass normalized radii (see SimhashNormalizeRadius); the tables
+	 * below are indexed by k + 1, so make sure of it rather than trust it.
+	 */
+	Assert(k >= SIMHASH_EMPTY_RADIUS && k <= SIMHASH_BITS);
+	k = SimhashNormalizeRadius(k);
 
 	for (int j = 0; j < SIMHASH_NBANDS; j++)
 		plan->radius[j] = -1;

@@ -62,12 +62,12 @@ SimhashRangeStartBand(IndexScanDesc scan)
 	/* rings were each sorted; merge them into one increasing sequence */
 	if (r > 0)
 	{
-		bool	   *seen = palloc0(65536);
+		bool	   *seen = palloc0(SIMHASH_BAND_KEYS);
 		int			n = 0;
 
 		for (int i = 0; i < so->nkeys; i++)
 			seen[so->keys[i]] = true;
-		for (int k = 0; k < 65536; k++)
+		for (int k = 0; k < SIMHASH_BAND_KEYS; k++)
 			if (seen[k])
 				so->keys[n++] = (uint16) k;
 		pfree(seen);
@@ -166,7 +166,7 @@ shbeginscan(Relation r, int nkeys, int norderbys)
 									ALLOCSET_DEFAULT_SIZES);
 	so->curbuf = InvalidBuffer;
 	so->iospin = InvalidBuffer;
-	so->count_stats = true;
+	so->internal = false;
 	so->maxbatch = 256;
 	so->batch = palloc(sizeof(SimhashEntry) * so->maxbatch);
 	scan->opaque = so;
@@ -179,16 +179,20 @@ shbeginscan(Relation r, int nkeys, int norderbys)
 	return scan;
 }
 
-/* Estimated number of entries per band, from the index's statistics. */
+/*
+ * Estimated number of entries per band: the index's statistics, or what its
+ * size implies if that is more.  An index created on an empty table keeps
+ * reltuples = 0 until VACUUM or ANALYZE, however many rows arrive; trusting
+ * it would make every search read a whole band.
+ */
 static double
 SimhashEstimateEntries(Relation index)
 {
 	double		tuples = index->rd_rel->reltuples;
+	double		by_size = (double) RelationGetNumberOfBlocks(index) *
+		(BLCKSZ / 10.0) / SIMHASH_NTREES;
 
-	if (tuples < 0)				/* never vacuumed or analyzed */
-		tuples = (double) RelationGetNumberOfBlocks(index) *
-			(BLCKSZ / 10.0) / SIMHASH_NBANDS;
-	return Max(tuples, 1);
+	return Max(Max(tuples, by_size), 1);
 }
 
 /*
@@ -201,8 +205,13 @@ shrescan(IndexScanDesc scan, ScanKey scankey, int nscankeys,
 	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
 	MemoryContext old;
 
-	/* this transaction's own pending inserts must be visible to it */
-	SimhashFlushPending(scan->indexRelation);
+	/*
+	 * This transaction's own pending inserts must be visible to its scans.
+	 * The extension's own searches (estimates, the near-duplicate trigger)
+	 * look at the pending rows in memory instead, and write nothing.
+	 */
+	if (!so->internal)
+		SimhashFlushPending(scan->indexRelation);
 
 	SimhashReleaseLeaf(so);
 	if (BufferIsValid(so->iospin))
@@ -238,7 +247,8 @@ shrescan(IndexScanDesc scan, ScanKey scankey, int nscankeys,
 			SimhashBall *ball = DatumGetSimhashBall(key->sk_argument);
 
 			c = ball->center;
-			r = ball->radius;
+			/* normalized again: a ball stored by 0.1.0 kept any radius */
+			r = SimhashNormalizeRadius(ball->radius);
 		}
 		else if (key->sk_strategy == SIMHASH_EQUAL_STRATEGY)
 		{
@@ -252,7 +262,6 @@ shrescan(IndexScanDesc scan, ScanKey scankey, int nscankeys,
 			so->mode = SIMHASH_SCAN_EMPTY;
 			break;
 		}
-		r = Min(r, SIMHASH_BITS);
 		so->qcenter[so->nquals] = c;
 		so->qradius[so->nquals] = r;
 		so->nquals++;
@@ -321,7 +330,7 @@ SimhashStartScan(IndexScanDesc scan)
 	if (so->mode == SIMHASH_SCAN_RANGE || so->mode == SIMHASH_SCAN_SORTED)
 		SimhashRangeBegin(scan);
 	so->started = true;
-	if (so->count_stats)
+	if (!so->internal)
 		pgstat_count_index_scan(scan->indexRelation);
 	MemoryContextSwitchTo(old);
 }
@@ -445,29 +454,63 @@ shendscan(IndexScanDesc scan)
 }
 
 /*
- * Count the entries within "radius" of "center", stopping at "limit"; for
- * the planner's estimates (not counted as an index scan in the statistics).
+ * The extension's own search of an index: call "found" for every entry
+ * within "radius" of "center" (of any row, live or dead: the caller looks
+ * at the heap if it cares) until it returns false.  This backend's pending
+ * rows are not written first, so nothing here writes WAL; see
+ * SimhashPendingWithin for them.
  */
-int64
-SimhashCountWithin(Relation index, uint64 center, int radius, int64 limit)
+void
+SimhashSearchWithin(Relation index, uint64 center, int radius,
+					SimhashFoundCallback found, void *arg)
 {
 	IndexScanDesc scan = shbeginscan(index, 1, 0);
 	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
 	SimhashBall ball;
 	ScanKeyData key;
-	int64		count = 0;
+	bool		more = true;
 
 	memset(&ball, 0, sizeof(ball));
 	ball.center = center;
 	ball.radius = radius;
 	ScanKeyEntryInitialize(&key, 0, 1, SIMHASH_WITHIN_STRATEGY, InvalidOid,
 						   InvalidOid, InvalidOid, PointerGetDatum(&ball));
-	so->count_stats = false;
+	so->internal = true;
 	shrescan(scan, &key, 1, NULL, 0);
-	SimhashStartScan(scan);
-	while (count < limit && SimhashRangeNext(scan))
-		count += so->hits.n;
+	if (so->mode != SIMHASH_SCAN_EMPTY)
+	{
+		SimhashStartScan(scan);
+		while (more && SimhashRangeNext(scan))
+			for (int i = 0; more && i < so->hits.n; i++)
+				more = found(&so->hits.items[i].tid, so->hits.items[i].fp,
+							 SimhashDistance(so->hits.items[i].fp, center), arg);
+	}
 	shendscan(scan);
 	IndexScanEnd(scan);
-	return count;
+}
+
+/* SimhashSearchWithin callback of SimhashCountWithin: count up to a limit. */
+static bool
+SimhashCountOne(ItemPointer tid, uint64 fp, int dist, void *arg)
+{
+	int64	   *left = (int64 *) arg;
+
+	return --(*left) > 0;
+}
+
+/*
+ * Count the entries within "radius" of "center", this backend's pending
+ * rows included, stopping at "limit"; for the planner's estimates.
+ */
+int64
+SimhashCountWithin(Relation index, uint64 center, int radius, int64 limit)
+{
+	int64		left = limit;
+
+	if (limit <= 0)
+		return 0;
+	SimhashSearchWithin(index, center, radius, SimhashCountOne, &left);
+	if (left > 0)
+		SimhashPendingWithin(index, center, radius, SimhashCountOne, &left);
+	return limit - left;
 }

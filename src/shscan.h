@@ -64,7 +64,8 @@ typedef struct SimhashScanOpaqueData
 	BlockNumber roots[SIMHASH_NTREES];
 	uint16		levels[SIMHASH_NTREES];
 	bool		started;
-	bool		count_stats;	/* count in pg_stat_*_indexes (not for estimates) */
+	bool		internal;		/* the extension's own search: not counted in
+								 * pg_stat_*_indexes, pending rows not written */
 
 	/* leaf reused between probes (pinned, not locked) */
 	Buffer		curbuf;

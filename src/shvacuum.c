@@ -56,7 +56,7 @@ SimhashVacuumTree(IndexVacuumInfo *info, int tree, BlockNumber root, uint16 root
 	Relation	index = info->index;
 	Buffer		buf;
 	BlockNumber next;
-	SimhashEntry *entries = palloc(sizeof(SimhashEntry) * (BLCKSZ / 7 + SIMHASH_MAX_APPEND));
+	SimhashEntry *entries = palloc(sizeof(SimhashEntry) * SIMHASH_MAX_LEAF_ENTRIES);
 	bool		counted = (tree == 0 || tree == SIMHASH_NULL_BAND);
 
 	/* the leftmost leaf, then along the right-links */

@@ -33,17 +33,6 @@
 
 #include "shindex.h"
 
-/* Report a problem with an opfamily member; always returns false. */
-static bool
-SimhashValidateComplaint(const char *family, const char *what, const char *detail)
-{
-	ereport(INFO,
-			(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
-			 errmsg("simhash operator family %s contains %s", family, what),
-			 errdetail("%s", detail)));
-	return false;
-}
-
 /*
  * amvalidate: check the operators and functions of an operator class.
  */
@@ -77,16 +66,17 @@ shvalidate(Oid opclassoid)
 	{
 		Form_pg_amproc procform = (Form_pg_amproc) GETSTRUCT(&proclist->members[i]->tuple);
 
-		result = SimhashValidateComplaint(familyname,
-										  psprintf("support function %s",
-												   format_procedure(procform->amproc)),
-										  "The simhash access method uses no support functions.");
+		ereport(INFO,
+				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+				 errmsg("simhash operator family %s contains support function %s",
+						familyname, format_procedure(procform->amproc)),
+				 errdetail("The simhash access method uses no support functions.")));
+		result = false;
 	}
 
 	for (int i = 0; i < oprlist->n_members; i++)
 	{
 		Form_pg_amop op = (Form_pg_amop) GETSTRUCT(&oprlist->members[i]->tuple);
-		char	   *name = psprintf("operator %s", format_operator(op->amopopr));
 		bool		ok;
 
 		switch (op->amopstrategy)
@@ -114,15 +104,24 @@ shvalidate(Oid opclassoid)
 										 op->amoplefttype, op->amoprighttype);
 				break;
 			default:
-				result = SimhashValidateComplaint(familyname, name,
-												  psprintf("Strategy number %d is not one of 1 (<@), 2 (<->) and 3 (=).",
-														   op->amopstrategy));
+				ereport(INFO,
+						(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+						 errmsg("simhash operator family %s contains operator %s with invalid strategy number %d",
+								familyname, format_operator(op->amopopr), op->amopstrategy),
+						 errdetail("The strategy numbers are 1 (<@), 2 (<->) and 3 (=).")));
+				result = false;
 				continue;
 		}
 		if (!ok)
-			result = SimhashValidateComplaint(familyname, name,
-											  psprintf("The operator does not have the signature or purpose strategy %d needs.",
-													   op->amopstrategy));
+		{
+			ereport(INFO,
+					(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+					 errmsg("simhash operator family %s contains operator %s with wrong signature for strategy %d",
+							familyname, format_operator(op->amopopr), op->amopstrategy),
+					 errdetail("The operator does not have the argument types, result type or purpose that strategy %d needs.",
+							   op->amopstrategy)));
+			result = false;
+		}
 		else if (op->amoplefttype == opcintype)
 			seen[op->amopstrategy] = true;
 	}

@@ -7,3 +7,64 @@
 -- contrib modules do, so a fresh installation and an updated one are the
 -- same by construction.  Objects new in 0.2.0, and changes to 0.1.0's, go
 -- here, grouped by subject.
+
+------------------------------------------------------------------------------
+-- Triggers: fingerprints and near-duplicates caught at INSERT
+------------------------------------------------------------------------------
+
+CREATE FUNCTION simhash_fingerprint_trigger() RETURNS trigger
+	AS 'MODULE_PATHNAME' LANGUAGE C;
+COMMENT ON FUNCTION simhash_fingerprint_trigger() IS
+	'trigger filling a simhash64 column from text columns: simhash_fingerprint_trigger(fp_column, text_column [, ...])';
+
+CREATE FUNCTION simhash_near_duplicate_trigger() RETURNS trigger
+	AS 'MODULE_PATHNAME' LANGUAGE C;
+COMMENT ON FUNCTION simhash_near_duplicate_trigger() IS
+	'trigger catching rows within k bits of an earlier row: simhash_near_duplicate_trigger(fp_column, k, ''reject''|''skip''|''link'' [, options])';
+
+------------------------------------------------------------------------------
+-- Search radius by text size (bench/quality, "Short texts")
+------------------------------------------------------------------------------
+
+CREATE FUNCTION simhash_radius(text) RETURNS int4
+	AS 'MODULE_PATHNAME', 'simhash_radius_text'
+	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash_radius(text) IS
+'search radius proposed for near-duplicates of this text: ceil(36 / sqrt(W)) between 3 and 12, W being the total weight of its features (0 for a text without features)';
+
+CREATE FUNCTION simhash_radius(features int8) RETURNS int4
+	AS 'MODULE_PATHNAME', 'simhash_radius_weight'
+	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash_radius(int8) IS
+'search radius proposed for a text whose features weigh this much in all (about its number of words or Han characters): ceil(36 / sqrt(features)) between 3 and 12, 0 for 0';
+
+------------------------------------------------------------------------------
+-- Blocks: the four 16-bit blocks of a fingerprint, as join keys
+------------------------------------------------------------------------------
+
+-- Two fingerprints within distance 3 have an equal block, so blocks route
+-- near-duplicates to the same shard of a sharded table (README, "Scaling
+-- out"): a document is copied to the group of each of its blocks, every
+-- group pairs its own copies, and simhash_shared_block() names the one group
+-- that reports a pair.  They are also equality join keys (a Citus repartition
+-- join on stored block columns).
+-- simhash_block() errors for a block number outside 0..3, and a function
+-- whose errors depend on its arguments is not leakproof (CREATE FUNCTION's
+-- rule); simhash_blocks() cannot fail, and is.
+CREATE FUNCTION simhash_block(simhash64, int4) RETURNS int4
+	AS 'MODULE_PATHNAME', 'simhash64_block'
+	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash_block(simhash64, int4) IS
+	'block i (0 to 3, 0 = the most significant 16 bits, as the index''s band i) of a fingerprint, 0 to 65535';
+
+CREATE FUNCTION simhash_blocks(simhash64) RETURNS int4[]
+	AS 'MODULE_PATHNAME', 'simhash64_blocks'
+	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION simhash_blocks(simhash64) IS
+	'the four blocks of a fingerprint, most significant first: simhash_blocks(fp)[i + 1] = simhash_block(fp, i)';
+
+CREATE FUNCTION simhash_shared_block(simhash64, simhash64) RETURNS int4
+	AS 'MODULE_PATHNAME', 'simhash64_shared_block'
+	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION simhash_shared_block(simhash64, simhash64) IS
+	'the first block, most significant first, that two fingerprints share (0 to 65535), NULL if none; fingerprints within 3 always share one';

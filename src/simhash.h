@@ -48,6 +48,26 @@ SimhashWeightCap(uint64 w8)
 		w8 / SIMHASH_CAP_SHARE : SIMHASH_CAP_MIN;
 }
 
+/*
+ * Radii.  A search within radius k finds the fingerprints at most k bits
+ * away: every k below 0 finds nothing and every k of 64 or more finds
+ * everything.  Each radius that enters from SQL (a simhash_ball, the bound
+ * of "fp <-> q <= k", simhash_within's k) is normalized to [-1, 64] where it
+ * enters, so that nothing downstream (probe plans, costs, estimates, scans,
+ * the band join) ever sees another value.
+ */
+#define SIMHASH_EMPTY_RADIUS	(-1)
+
+static inline int
+SimhashNormalizeRadius(int64 k)
+{
+	if (k < 0)
+		return SIMHASH_EMPTY_RADIUS;
+	return k > SIMHASH_BITS ? SIMHASH_BITS : (int) k;
+}
+
+extern bool SimhashParseHex(const char *s, size_t len, uint64 *value);
+
 /* Hamming distance between two fingerprints */
 static inline int
 SimhashDistance(uint64 a, uint64 b)
@@ -75,35 +95,72 @@ extern void SimhashCountersInit(SimhashCounters *c);
 extern void SimhashCountersAdd(SimhashCounters *c, uint64 hash, double weight);
 extern uint64 SimhashCountersFinish(const SimhashCounters *c);
 extern uint64 SimhashHashFeature(const char *utf8, size_t len);
+extern uint64 SimhashHashServerString(const char *s, size_t len);
 
 /*
  * Features of a text (tokenize.c): a hash table from feature hash to
  * occurrence count, optionally remembering each feature's text and the
  * order in which features first appeared.
+ *
+ * A slot takes 12 bytes (the hash as two halves, so that no padding is
+ * needed), a table of more than 2^20 slots is at most 3/4 full (smaller
+ * ones at most half), and the table grows in place, so the table of n
+ * distinct features takes between 16n and 32n bytes at its peak (above
+ * 12 MB) and never more than SIMHASH_MAX_SLOTS slots.
  */
 typedef struct SimhashFeatureSlot
 {
-	uint64		hash;			/* feature hash */
+	uint32		hash[2];		/* feature hash (memcpy of a uint64) */
 	uint32		count;			/* occurrences; 0 = empty slot */
 } SimhashFeatureSlot;
+
+/* largest number of slots: 2^26 slots of 12 bytes are 768 MiB */
+#define SIMHASH_MAX_SLOTS		((uint32) 1 << 26)
+/* most distinct features of a text: 3/4 of SIMHASH_MAX_SLOTS */
+#define SIMHASH_MAX_FEATURES	(SIMHASH_MAX_SLOTS / 4 * 3)
 
 typedef struct SimhashFeatureSet
 {
 	SimhashFeatureSlot *slots;	/* open addressing, linear probing */
 	uint32		mask;			/* number of slots - 1 (a power of 2 minus 1) */
 	uint32		nfeatures;		/* number of occupied slots */
+	uint32		grow_at;		/* grow when nfeatures exceeds this */
 	bool		keep_text;		/* remember feature text and order? */
-	uint32	   *order;			/* keep_text: slots in order of first use */
-	uint32	   *text_off;		/* keep_text: slot -> offset into text_buf */
-	uint32	   *text_len;		/* keep_text: slot -> length in text_buf */
+	uint32	   *featno;			/* keep_text: slot -> number of the feature
+								 * in order of first appearance */
+	size_t	   *text_end;		/* keep_text: feature k is text_buf[end[k-1]
+								 * .. end[k]) (end[-1] = 0) */
+	uint32		ends_size;		/* allocated entries of text_end */
 	char	   *text_buf;		/* keep_text: concatenated feature texts */
 	size_t		text_used;
 	size_t		text_size;
 } SimhashFeatureSet;
 
-extern SimhashFeatureSet *SimhashExtractFeatures(text *t, bool keep_text);
+/* The 64-bit hash of an occupied slot (one unaligned load where allowed). */
+static inline uint64
+SimhashSlotHash(const SimhashFeatureSlot *slot)
+{
+	uint64		h;
+
+	memcpy(&h, slot->hash, sizeof(h));
+	return h;
+}
+
+/* incremental feature extraction from UTF-8 (tokenize.c) */
+typedef struct SimhashTokenizer SimhashTokenizer;
+
+extern SimhashTokenizer *SimhashTokenizerCreate(bool keep_text);
+extern void SimhashTokenizerPush(SimhashTokenizer *tk, const char *utf8,
+								 size_t len, bool final);
+extern SimhashFeatureSet *SimhashTokenizerFinish(SimhashTokenizer *tk);
+
+/* the features of a text datum in the server encoding (textsource.c) */
+extern SimhashFeatureSet *SimhashExtractFeatures(Datum textdatum, bool keep_text);
 extern uint64 SimhashFeatureSetFingerprint(const SimhashFeatureSet *fs);
 extern uint64 SimhashFeatureSetCap(const SimhashFeatureSet *fs);
 extern void SimhashFreeFeatureSet(SimhashFeatureSet *fs);
+
+/* radius.c: the search radius proposed for a text (simhash_radius) */
+extern int	SimhashRadiusOfText(Datum textdatum);
 
 #endif							/* SIMHASH_H */

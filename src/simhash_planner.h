@@ -17,6 +17,8 @@
 #include "nodes/pathnodes.h"
 #include "utils/selfuncs.h"
 
+#include "simhash.h"
+
 /* pairs of sample values compared for a join estimate, per side */
 #define SIMHASH_MAX_PAIR_VALUES	300
 #define SIMHASH_UNKNOWN_RADIUS	(-1000)
@@ -53,7 +55,8 @@ extern double SimhashSelectivityPairs(const SimhashColumnStats *a,
 									  const SimhashColumnStats *b,
 									  bool same, int radius);
 extern int	SimhashBallExprRadius(Node *node, uint64 *center, bool *center_known);
-extern IndexOptInfo *SimhashFindIndex(VariableStatData *vardata);
+extern bool SimhashMayCount(PlannerInfo *root, IndexOptInfo *index);
+extern IndexOptInfo *SimhashFindIndex(PlannerInfo *root, VariableStatData *vardata);
 extern double SimhashIndexFraction(IndexOptInfo *index, uint64 center, int radius);
 extern double SimhashIndexPairFraction(IndexOptInfo *index,
 									   const SimhashColumnStats *centres, int radius);
@@ -67,14 +70,14 @@ SimhashIntegerDatum(Datum d, Oid type)
 }
 
 /*
- * The radius k' searched for a bound k: k clamped to [-1, 65] (so that no
- * bound overflows), plus adjust (0, or -1 for a strict comparison); -1 and
- * below find nothing.
+ * The radius k' searched for a bound k: k plus adjust (0, or -1 for a strict
+ * comparison), normalized.  A k below 0 finds nothing whatever adjust is,
+ * and the sum cannot overflow for any other k.
  */
 static inline int
 SimhashClampRadius(int64 k, int adjust)
 {
-	return (int) Max(Max(Min(k, SIMHASH_BITS + 1), -1) + adjust, -1);
+	return k < 0 ? SIMHASH_EMPTY_RADIUS : SimhashNormalizeRadius(k + adjust);
 }
 
 /* planner.c */

@@ -5,8 +5,9 @@
  *
  * The pipeline, specified to the bit in README.md ("The fingerprint"):
  *
- *	1. The text is converted to UTF-8 (from any server encoding).  Invalid
- *	   UTF-8, possible only in SQL_ASCII databases, decodes to U+FFFD.
+ *	1. The text arrives as UTF-8, in pieces cut anywhere (textsource.c
+ *	   converts other server encodings).  Invalid UTF-8, possible only in
+ *	   SQL_ASCII databases, decodes to U+FFFD.
  *	2. The code points are cut into normalisation segments: a segment starts
  *	   at every code point flagged BOUNDARY in unicode_table.h, and after 32
  *	   code points at the latest.  Each segment is normalised to NFKC on its
@@ -22,6 +23,11 @@
  *	   delimit features, so runs of punctuation cannot dominate.
  *	5. Each feature is hashed with XXH3-64 (seed 0) over its UTF-8 bytes and
  *	   counted; features are identified by their hash.
+ *
+ * Memory: the feature table is the only part that grows with the text (by
+ * distinct features, 12 bytes a slot, grown in place); simhash(text) hashes
+ * words longer than SIMHASH_WORD_BUFFER incrementally, and at most a
+ * segment's worth of input is carried from one piece to the next.
  *
  * ASCII text takes a fast path that never calls the normaliser: ASCII code
  * points are boundaries and NFKC-stable, so only a non-ASCII code point that
@@ -56,15 +62,40 @@
 /* initial number of hash table slots (a power of 2) */
 #define SIMHASH_INITIAL_SLOTS	256
 
-typedef struct SimhashTokenizer
+/*
+ * Longest word kept in memory by simhash(text): the bytes of a longer word
+ * go into an incremental XXH3 state (which gives the same hash), so one
+ * huge word costs no more memory than a short one.
+ */
+#define SIMHASH_WORD_BUFFER		(64 * 1024)
+
+/*
+ * Tables of up to this many slots (12 MB) grow when half full, larger ones
+ * when 3/4 full: short probe sequences where memory does not matter, and
+ * 16-32 bytes per distinct feature where it does.
+ */
+#define SIMHASH_SPARSE_SLOTS	((uint32) 1 << 20)
+
+/* count bit that marks a slot already rehashed while the table grows */
+#define SIMHASH_SLOT_MOVED		((uint32) 1 << 31)
+/* occurrence counts saturate below that bit */
+#define SIMHASH_MAX_COUNT		(SIMHASH_SLOT_MOVED - 1)
+
+struct SimhashTokenizer
 {
 	SimhashFeatureSet *fs;
 	char	   *word;			/* UTF-8 of the word being collected */
 	size_t		wlen;
 	size_t		wsize;
+	bool		streaming;		/* has part of the word gone into hstate? */
+	XXH3_state_t *hstate;		/* hash of the word's bytes before word[]
+								 * (allocated when first needed) */
+	void	   *hstate_mem;		/* what palloc returned for hstate */
 	pg_wchar	kana_prev;		/* previous kana in the current kana run */
 	int			kana_run;		/* length of the current kana run */
-} SimhashTokenizer;
+	char	   *carry;			/* UTF-8 input not consumed yet */
+	size_t		carried;
+};
 
 /* ASCII letters and digits: the word characters below U+0080 */
 static const bool ascii_word[128] = {
@@ -207,13 +238,14 @@ SimhashCreateFeatureSet(bool keep_text)
 	SimhashFeatureSet *fs = palloc0(sizeof(SimhashFeatureSet));
 
 	fs->mask = SIMHASH_INITIAL_SLOTS - 1;
+	fs->grow_at = SIMHASH_INITIAL_SLOTS / 2;
 	fs->slots = palloc0(sizeof(SimhashFeatureSlot) * SIMHASH_INITIAL_SLOTS);
 	fs->keep_text = keep_text;
 	if (keep_text)
 	{
-		fs->order = palloc(sizeof(uint32) * SIMHASH_INITIAL_SLOTS);
-		fs->text_off = palloc(sizeof(uint32) * SIMHASH_INITIAL_SLOTS);
-		fs->text_len = palloc(sizeof(uint32) * SIMHASH_INITIAL_SLOTS);
+		fs->featno = palloc(sizeof(uint32) * SIMHASH_INITIAL_SLOTS);
+		fs->ends_size = SIMHASH_INITIAL_SLOTS;
+		fs->text_end = palloc(sizeof(size_t) * fs->ends_size);
 		fs->text_size = 1024;
 		fs->text_buf = palloc(fs->text_size);
 	}
@@ -227,15 +259,22 @@ SimhashFreeFeatureSet(SimhashFeatureSet *fs)
 	pfree(fs->slots);
 	if (fs->keep_text)
 	{
-		pfree(fs->order);
-		pfree(fs->text_off);
-		pfree(fs->text_len);
+		pfree(fs->featno);
+		pfree(fs->text_end);
 		pfree(fs->text_buf);
 	}
 	pfree(fs);
 }
 
-/* Double the number of slots of a feature set, rehashing its entries. */
+/*
+ * Double the number of slots of a feature set, rehashing its entries in
+ * place: the slot array is enlarged (realloc, which for large blocks moves
+ * pages instead of copying them), so the old and the new table never exist
+ * side by side.  Each entry not yet moved is taken out and put into the
+ * first slot from its new home that is empty or holds another entry not yet
+ * moved; that one is then moved in turn.  Slots of moved entries never
+ * change again, so every entry stays reachable from its home.
+ */
 static void
 SimhashGrowFeatureSet(SimhashFeatureSet *fs)
 {
@@ -243,68 +282,68 @@ SimhashGrowFeatureSet(SimhashFeatureSet *fs)
 	uint32		newslots = oldslots * 2;
 	uint32		newmask = newslots - 1;
 	SimhashFeatureSlot *slots;
-	uint32	   *text_off = NULL;
-	uint32	   *text_len = NULL;
+	uint32	   *featno = NULL;
 
-	if (newslots > (uint32) 1 << 31)
+	if (newslots > SIMHASH_MAX_SLOTS)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("text has too many distinct features for simhash")));
+				 errmsg("text has too many distinct features for simhash"),
+				 errdetail("A text may have at most %u distinct features.",
+						   (uint32) SIMHASH_MAX_FEATURES),
+				 errhint("Fingerprint parts of the text separately.")));
 
-	slots = MemoryContextAllocHuge(CurrentMemoryContext,
-								   sizeof(SimhashFeatureSlot) * newslots);
-	memset(slots, 0, sizeof(SimhashFeatureSlot) * newslots);
+	slots = repalloc_huge(fs->slots, sizeof(SimhashFeatureSlot) * newslots);
+	memset(slots + oldslots, 0, sizeof(SimhashFeatureSlot) * oldslots);
 	if (fs->keep_text)
-	{
-		text_off = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(uint32) * newslots);
-		text_len = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(uint32) * newslots);
-	}
+		featno = repalloc_huge(fs->featno, sizeof(uint32) * newslots);
 
 	for (uint32 i = 0; i < oldslots; i++)
 	{
-		uint32		slot;
+		SimhashFeatureSlot cur;
+		uint32		curno = 0;
 
-		if (fs->slots[i].count == 0)
+		if (slots[i].count == 0 || (slots[i].count & SIMHASH_SLOT_MOVED))
 			continue;
-		slot = (uint32) fs->slots[i].hash & newmask;
-		while (slots[slot].count != 0)
-			slot = (slot + 1) & newmask;
-		slots[slot] = fs->slots[i];
-		if (fs->keep_text)
+		cur = slots[i];
+		if (featno)
+			curno = featno[i];
+		slots[i].count = 0;
+		for (;;)
 		{
-			text_off[slot] = fs->text_off[i];
-			text_len[slot] = fs->text_len[i];
-		}
-	}
+			uint32		slot = (uint32) SimhashSlotHash(&cur) & newmask;
+			SimhashFeatureSlot next;
+			uint32		nextno = 0;
 
-	if (fs->keep_text)
-	{
-		/* the insertion order refers to slots: rebuild it with new slots */
-		for (uint32 k = 0; k < fs->nfeatures; k++)
-		{
-			uint64		h = fs->slots[fs->order[k]].hash;
-			uint32		slot = (uint32) h & newmask;
-
-			while (slots[slot].hash != h)
+			while (slots[slot].count & SIMHASH_SLOT_MOVED)
 				slot = (slot + 1) & newmask;
-			fs->order[k] = slot;
+			next = slots[slot];
+			if (featno)
+				nextno = featno[slot];
+			slots[slot] = cur;
+			slots[slot].count |= SIMHASH_SLOT_MOVED;
+			if (featno)
+				featno[slot] = curno;
+			if (next.count == 0)
+				break;
+			/* an entry not moved yet was there: move it next */
+			cur = next;
+			curno = nextno;
 		}
-		fs->order = repalloc_huge(fs->order, sizeof(uint32) * newslots);
-		pfree(fs->text_off);
-		pfree(fs->text_len);
-		fs->text_off = text_off;
-		fs->text_len = text_len;
 	}
-	pfree(fs->slots);
+	for (uint32 i = 0; i < newslots; i++)
+		slots[i].count &= ~SIMHASH_SLOT_MOVED;
+
 	fs->slots = slots;
+	fs->featno = featno;
 	fs->mask = newmask;
+	fs->grow_at = newslots <= SIMHASH_SPARSE_SLOTS ? newslots / 2 : newslots / 4 * 3;
 }
 
 /* Record the first occurrence of a feature in an empty slot. */
 static pg_noinline void
 SimhashNewFeature(SimhashFeatureSet *fs, uint32 slot, uint64 h, const char *s, size_t len)
 {
-	fs->slots[slot].hash = h;
+	memcpy(fs->slots[slot].hash, &h, sizeof(h));
 	fs->slots[slot].count = 1;
 	if (fs->keep_text)
 	{
@@ -314,31 +353,33 @@ SimhashNewFeature(SimhashFeatureSet *fs, uint32 slot, uint64 h, const char *s, s
 				fs->text_size *= 2;
 			fs->text_buf = repalloc_huge(fs->text_buf, fs->text_size);
 		}
+		if (fs->nfeatures == fs->ends_size)
+		{
+			fs->ends_size *= 2;
+			fs->text_end = repalloc_huge(fs->text_end, sizeof(size_t) * fs->ends_size);
+		}
 		memcpy(fs->text_buf + fs->text_used, s, len);
-		fs->text_off[slot] = (uint32) fs->text_used;
-		fs->text_len[slot] = (uint32) len;
 		fs->text_used += len;
-		fs->order[fs->nfeatures] = slot;
+		fs->text_end[fs->nfeatures] = fs->text_used;
+		fs->featno[slot] = fs->nfeatures;
 	}
 	fs->nfeatures++;
 
-	/* keep the load factor at or below one half */
-	if (fs->nfeatures * 2 > fs->mask + 1)
+	if (fs->nfeatures > fs->grow_at)
 		SimhashGrowFeatureSet(fs);
 }
 
-/* Count one occurrence of the feature whose UTF-8 text is s[0..len). */
+/* Count one occurrence of the feature of hash h whose UTF-8 text is s[0..len). */
 static inline void
-SimhashAddFeature(SimhashFeatureSet *fs, const char *s, size_t len)
+SimhashAddFeatureHash(SimhashFeatureSet *fs, uint64 h, const char *s, size_t len)
 {
-	uint64		h = XXH3_64bits(s, len);
 	uint32		slot = (uint32) h & fs->mask;
 
 	while (fs->slots[slot].count != 0)
 	{
-		if (fs->slots[slot].hash == h)
+		if (SimhashSlotHash(&fs->slots[slot]) == h)
 		{
-			if (fs->slots[slot].count < PG_UINT32_MAX)
+			if (fs->slots[slot].count < SIMHASH_MAX_COUNT)
 				fs->slots[slot].count++;
 			return;
 		}
@@ -347,23 +388,70 @@ SimhashAddFeature(SimhashFeatureSet *fs, const char *s, size_t len)
 	SimhashNewFeature(fs, slot, h, s, len);
 }
 
+/* Count one occurrence of the feature whose UTF-8 text is s[0..len). */
+static inline void
+SimhashAddFeature(SimhashFeatureSet *fs, const char *s, size_t len)
+{
+	SimhashAddFeatureHash(fs, XXH3_64bits(s, len), s, len);
+}
+
+/*
+ * The word buffer is full: simhash(text), which needs only the hash, moves
+ * its bytes into the incremental hash state; otherwise it grows.
+ */
+static pg_noinline void
+SimhashGrowWord(SimhashTokenizer *tk, size_t extra)
+{
+	if (!tk->fs->keep_text && tk->wlen + extra > SIMHASH_WORD_BUFFER)
+	{
+		if (tk->hstate == NULL)
+		{
+			/* XXH3_state_t must be 64-byte aligned, more than palloc's */
+			tk->hstate_mem = palloc(sizeof(XXH3_state_t) + 63);
+			tk->hstate = (XXH3_state_t *) TYPEALIGN(64, tk->hstate_mem);
+		}
+		if (!tk->streaming)
+		{
+			XXH3_64bits_reset(tk->hstate);
+			tk->streaming = true;
+		}
+		XXH3_64bits_update(tk->hstate, tk->word, tk->wlen);
+		tk->wlen = 0;
+		if (extra <= tk->wsize)
+			return;
+	}
+	if (tk->wlen + extra >= MaxAllocSize - VARHDRSZ)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("feature is too long to be returned"),
+				 errdetail("A feature of more than %zu bytes of UTF-8 cannot be returned as a text value.",
+						   tk->wlen),
+				 errhint("Use simhash(text), which needs no feature texts.")));
+	while (tk->wlen + extra > tk->wsize)
+		tk->wsize *= 2;
+	tk->word = repalloc_huge(tk->word, tk->wsize);
+}
+
 /* Make room for "extra" more bytes in the word buffer. */
 static inline void
 SimhashReserveWord(SimhashTokenizer *tk, size_t extra)
 {
 	if (tk->wlen + extra > tk->wsize)
-	{
-		while (tk->wlen + extra > tk->wsize)
-			tk->wsize *= 2;
-		tk->word = repalloc_huge(tk->word, tk->wsize);
-	}
+		SimhashGrowWord(tk, extra);
 }
 
 /* End the current word, if any, making it a feature. */
 static inline void
 SimhashEndWord(SimhashTokenizer *tk)
 {
-	if (tk->wlen > 0)
+	if (tk->streaming)
+	{
+		XXH3_64bits_update(tk->hstate, tk->word, tk->wlen);
+		SimhashAddFeatureHash(tk->fs, XXH3_64bits_digest(tk->hstate), NULL, 0);
+		tk->streaming = false;
+		tk->wlen = 0;
+	}
+	else if (tk->wlen > 0)
 	{
 		SimhashAddFeature(tk->fs, tk->word, tk->wlen);
 		tk->wlen = 0;
@@ -594,99 +682,135 @@ slow:
 	return i;
 }
 
-/* Feed a buffer that is already UTF-8, checking for interrupts. */
-static void
-SimhashFeedUtf8(SimhashTokenizer *tk, const unsigned char *s, size_t len)
+/* Start extracting the features of a text. */
+SimhashTokenizer *
+SimhashTokenizerCreate(bool keep_text)
 {
+	SimhashTokenizer *tk = palloc0(sizeof(SimhashTokenizer));
+
+	tk->fs = SimhashCreateFeatureSet(keep_text);
+	tk->wsize = 64;
+	tk->word = palloc(tk->wsize);
+	return tk;
+}
+
+/*
+ * Feed UTF-8 bytes: the next part of the text, cut anywhere ("final" for
+ * the last part).  What the tokenizer cannot consume yet (the start of a
+ * segment, at most a few hundred bytes) is kept for the next call.
+ */
+void
+SimhashTokenizerPush(SimhashTokenizer *tk, const char *s, size_t len, bool final)
+{
+	const unsigned char *buf = (const unsigned char *) s;
+	char	   *joined = NULL;
 	size_t		pos = 0;
+
+	if (tk->carried > 0)
+	{
+		joined = palloc(tk->carried + len);
+		memcpy(joined, tk->carry, tk->carried);
+		if (len > 0)
+			memcpy(joined + tk->carried, s, len);
+		len += tk->carried;
+		buf = (const unsigned char *) joined;
+		pfree(tk->carry);
+		tk->carry = NULL;
+		tk->carried = 0;
+	}
 
 	while (pos < len)
 	{
 		size_t		n = Min(len - pos, SIMHASH_CHUNK);
+		bool		last = (pos + n == len);
 
 		CHECK_FOR_INTERRUPTS();
-		pos += SimhashFeed(tk, s + pos, n, pos + n == len);
+		pos += SimhashFeed(tk, buf + pos, n, last && final);
+		if (last && !final)
+			break;
 	}
-}
-
-/*
- * Feed text in a server encoding other than UTF-8: convert it piecewise,
- * carrying over the bytes the tokenizer could not consume yet.
- */
-static void
-SimhashFeedConverted(SimhashTokenizer *tk, const char *s, size_t len, int encoding)
-{
-	size_t		pos = 0;
-	char	   *carry = NULL;
-	size_t		carried = 0;
-
-	while (pos < len)
+	if (pos < len)
 	{
-		int			clip;
-		char	   *utf8;
-		size_t		ulen;
-		char	   *buf;
-		size_t		consumed;
-		bool		final;
-
-		CHECK_FOR_INTERRUPTS();
-		clip = pg_encoding_mbcliplen(encoding, s + pos, (int) (len - pos),
-									 SIMHASH_CHUNK);
-		if (clip <= 0)			/* cannot happen for verified input */
-			elog(ERROR, "could not split text for encoding conversion");
-		utf8 = (char *) pg_do_encoding_conversion((unsigned char *) s + pos, clip,
-												  encoding, PG_UTF8);
-		ulen = (utf8 == s + pos) ? (size_t) clip : strlen(utf8);
-		pos += clip;
-		final = (pos == len);
-
-		buf = palloc(carried + ulen);
-		if (carried > 0)
-			memcpy(buf, carry, carried);
-		memcpy(buf + carried, utf8, ulen);
-		if (utf8 != s + pos - clip)
-			pfree(utf8);
-
-		consumed = SimhashFeed(tk, (unsigned char *) buf, carried + ulen, final);
-		if (carry)
-			pfree(carry);
-		carried = carried + ulen - consumed;
-		carry = palloc(Max(carried, 1));
-		memcpy(carry, buf + consumed, carried);
-		pfree(buf);
+		Assert(!final);
+		tk->carried = len - pos;
+		tk->carry = palloc(tk->carried);
+		memcpy(tk->carry, buf + pos, tk->carried);
 	}
-	Assert(carried == 0);
-	if (carry)
-		pfree(carry);
+	if (joined)
+		pfree(joined);
+}
+
+/* End the text: the features, with their occurrences. */
+SimhashFeatureSet *
+SimhashTokenizerFinish(SimhashTokenizer *tk)
+{
+	SimhashFeatureSet *fs = tk->fs;
+
+	Assert(tk->carried == 0);
+	/* the final feed flushed nothing: end the last word or kana run */
+	SimhashEndWord(tk);
+	SimhashEndKana(tk);
+	pfree(tk->word);
+	if (tk->hstate_mem)
+		pfree(tk->hstate_mem);
+	pfree(tk);
+	return fs;
 }
 
 /*
- * Extract the features of a text.  With keep_text, the feature set also
- * remembers each feature's text and the order of first appearance.
+ * Hash a caller-given feature, a string in the server encoding, as UTF-8.
+ * In an SQL_ASCII database the bytes are read as UTF-8 with the decoder of
+ * simhash(text): each byte that is not part of a well-formed sequence
+ * counts as U+FFFD.
  */
-SimhashFeatureSet *
-SimhashExtractFeatures(text *t, bool keep_text)
+uint64
+SimhashHashServerString(const char *s, size_t len)
 {
-	SimhashTokenizer tk;
-	const char *s = VARDATA_ANY(t);
-	size_t		len = VARSIZE_ANY_EXHDR(t);
 	int			encoding = GetDatabaseEncoding();
+	char	   *utf8;
+	uint64		h;
 
-	tk.fs = SimhashCreateFeatureSet(keep_text);
-	tk.wsize = 64;
-	tk.word = palloc(tk.wsize);
-	tk.wlen = 0;
-	tk.kana_run = 0;
-	tk.kana_prev = 0;
+	if (encoding == PG_UTF8)
+		return XXH3_64bits(s, len);
+	if (encoding == PG_SQL_ASCII)
+	{
+		XXH3_state_t state;
+		char		buf[1024];
+		size_t		used = 0;
+		size_t		pos = 0;
 
-	if (encoding == PG_UTF8 || encoding == PG_SQL_ASCII)
-		SimhashFeedUtf8(&tk, (const unsigned char *) s, len);
-	else
-		SimhashFeedConverted(&tk, s, len, encoding);
+		if (pg_verify_mbstr(PG_UTF8, s, (int) len, true))
+			return XXH3_64bits(s, len);
 
-	/* the final feed flushed nothing: end the last word or kana run */
-	SimhashEndWord(&tk);
-	SimhashEndKana(&tk);
-	pfree(tk.word);
-	return tk.fs;
+		/* repair it piecewise into an incremental hash */
+		XXH3_64bits_reset(&state);
+		while (pos < len)
+		{
+			pg_wchar	c;
+			int			n = SimhashDecodeUtf8((const unsigned char *) s + pos,
+											  len - pos, &c);
+
+			if (n == 0)
+			{
+				c = 0xFFFD;		/* cut off by the end: its first byte */
+				n = 1;
+			}
+			if (used > sizeof(buf) - 4)
+			{
+				XXH3_64bits_update(&state, buf, used);
+				used = 0;
+			}
+			used += SimhashEncodeUtf8(c, buf + used);
+			pos += n;
+		}
+		XXH3_64bits_update(&state, buf, used);
+		return XXH3_64bits_digest(&state);
+	}
+
+	utf8 = pg_server_to_any(s, (int) len, PG_UTF8);
+	if (utf8 == s)
+		return XXH3_64bits(s, len);
+	h = XXH3_64bits(utf8, strlen(utf8));
+	pfree(utf8);
+	return h;
 }

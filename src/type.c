@@ -60,6 +60,30 @@ SimhashHexValue(char c)
 }
 
 /*
+ * Read a fingerprint written as exactly 16 hexadecimal digits (either case)
+ * from the first len bytes of s; false if they are anything else.  The text
+ * forms of simhash64 and simhash_ball share it.
+ */
+bool
+SimhashParseHex(const char *s, size_t len, uint64 *value)
+{
+	uint64		v = 0;
+
+	if (len != SIMHASH_HEX_DIGITS)
+		return false;
+	for (size_t i = 0; i < len; i++)
+	{
+		int			d = SimhashHexValue(s[i]);
+
+		if (d < 0)
+			return false;
+		v = (v << 4) | (uint64) d;
+	}
+	*value = v;
+	return true;
+}
+
+/*
  * simhash64_in(cstring) -> simhash64
  *		Parse exactly 16 hexadecimal digits.
  */
@@ -67,18 +91,9 @@ Datum
 simhash64_in(PG_FUNCTION_ARGS)
 {
 	char	   *str = PG_GETARG_CSTRING(0);
-	uint64		value = 0;
-	int			i;
+	uint64		value;
 
-	for (i = 0; str[i] != '\0'; i++)
-	{
-		int			d = SimhashHexValue(str[i]);
-
-		if (d < 0 || i >= SIMHASH_HEX_DIGITS)
-			break;
-		value = (value << 4) | (uint64) d;
-	}
-	if (i != SIMHASH_HEX_DIGITS || str[i] != '\0')
+	if (!SimhashParseHex(str, strlen(str), &value))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
 				 errmsg("invalid input syntax for type %s: \"%s\"",

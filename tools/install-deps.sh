@@ -19,9 +19,15 @@ packages=(
 	libipc-run-perl            # TAP tests (PostgreSQL::Test::Cluster)
 	python3                    # reference implementation and test drivers
 	python3-xxhash             # reference implementation
+	python3-psycopg2           # the SQL fuzzer (sql_tests/fuzz_check.py)
 	fortunes-zh                # Chinese test documents
 	xz-utils                   # unpacking the kernel documentation (demo, bench)
 	ca-certificates
+	debhelper                  # the Debian package: dh, dpkg-buildpackage (dpkg-dev)
+	postgresql-server-dev-all  # pg_buildext's debhelper add-on (dh --with pgxs)
+	lintian                    # checking the package
+	zip                        # the PGXN release (make dist)
+	unzip                      # unpacking it in the test
 )
 
 missing=()
@@ -32,6 +38,7 @@ done
 if [ ${#missing[@]} -gt 0 ]; then
 	echo "install-deps.sh: installing ${missing[*]}"
 	export DEBIAN_FRONTEND=noninteractive
-	apt-get update
-	apt-get install -y --no-install-recommends "${missing[@]}"
+	# other apt runs on the machine hold the lock for a while: wait for them
+	apt-get -o DPkg::Lock::Timeout=600 update
+	apt-get -o DPkg::Lock::Timeout=600 install -y --no-install-recommends "${missing[@]}"
 fi

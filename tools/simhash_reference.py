@@ -12,7 +12,11 @@ that on a few thousand real documents.  Needs Debian's python3 (Unicode
                                       backslash escapes as in COPY), print
                                       "id<TAB>fingerprint"
     simhash_reference.py --features FILE   print the features and weights
+
+weighted_simhash() is simhash(text[], float8[]); utf8_repair() reads bytes
+as the extension reads an SQL_ASCII database's.
 """
+import math
 import sys
 import unicodedata
 
@@ -128,6 +132,40 @@ def fingerprint_of_weights(hashed_weights):
         for i in range(64):
             acc[i] += w if (h >> i) & 1 else -w
     return sum(1 << i for i in range(64) if acc[i] > 0)
+
+
+def weighted_simhash(features, weights):
+    """simhash(text[], float8[]): features (str) with finite weights >= 0.
+
+    Every weight is first multiplied by 2**-e, e being the binary exponent
+    of the largest weight (math.frexp), so that the largest is in [0.5, 1):
+    exact in floating point, so the sums cannot overflow and scaling all
+    weights by a power of two gives the same fingerprint.  Summed in order.
+    """
+    weights = [float(w) for w in weights]
+    scale = math.frexp(max(weights))[1] if weights and max(weights) > 0 else 0
+    return fingerprint_of_weights(
+        (xxhash.xxh3_64_intdigest(f.encode("utf-8")), math.ldexp(w, -scale))
+        for f, w in zip(features, weights))
+
+
+def utf8_repair(data):
+    """Bytes read as UTF-8 the way the extension reads SQL_ASCII data: each
+    byte that is not part of a well-formed sequence becomes U+FFFD (one per
+    byte, unlike Python's "replace", which gives one per maximal part)."""
+    out, i = [], 0
+    while i < len(data):
+        for n in (1, 2, 3, 4):
+            try:
+                out.append(data[i:i + n].decode("utf-8"))
+                i += n
+                break
+            except UnicodeDecodeError:
+                continue
+        else:
+            out.append("\ufffd")
+            i += 1
+    return "".join(out)
 
 
 def simhash(text):

@@ -1,0 +1,390 @@
+--
+-- The fingerprint trigger and the near-duplicate trigger
+--
+SET jit = off;
+CREATE OR REPLACE FUNCTION sqlstate_of(query text) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+	EXECUTE query;
+	RETURN 'ok';
+EXCEPTION WHEN OTHERS THEN
+	RETURN SQLSTATE || ': ' || SQLERRM;
+END $$;
+-- every field of the error a statement raises
+CREATE FUNCTION error_fields(query text, OUT state text, OUT message text, OUT detail text,
+	OUT hint text, OUT table_name text, OUT constraint_name text) LANGUAGE plpgsql AS $$
+BEGIN
+	EXECUTE query;
+EXCEPTION WHEN OTHERS THEN
+	GET STACKED DIAGNOSTICS state = RETURNED_SQLSTATE, message = MESSAGE_TEXT,
+		detail = PG_EXCEPTION_DETAIL, hint = PG_EXCEPTION_HINT, table_name = TABLE_NAME,
+		constraint_name = CONSTRAINT_NAME;
+END $$;
+
+------------------------------------------------------------------------------
+-- simhash_fingerprint_trigger
+------------------------------------------------------------------------------
+CREATE TABLE art (id int PRIMARY KEY, title text, body varchar, note text, fp simhash64);
+CREATE TRIGGER art_fp BEFORE INSERT OR UPDATE ON art FOR EACH ROW
+	EXECUTE FUNCTION simhash_fingerprint_trigger(fp, title, body);
+INSERT INTO art VALUES
+	(1, 'Near-duplicates', 'Fingerprints of text, compared bit by bit.', NULL, NULL),
+	(2, NULL, 'Only a body.', NULL, 'ffffffffffffffff'),
+	(3, 'Only a title', NULL, NULL, NULL),
+	(4, NULL, NULL, NULL, '0000000000000000');
+-- the value is that of the documented expression; NULL when every text is
+SELECT id, fp, fp IS NOT DISTINCT FROM
+		(CASE WHEN num_nonnulls(title, body) > 0 THEN simhash(concat_ws(E'\n', title, body)) END)
+		AS as_documented
+FROM art ORDER BY id;
+SELECT simhash('Only a body.') = fp AS one_column FROM art WHERE id = 2;
+-- no feature spans two columns: "a" + "b" is not the word "ab"
+INSERT INTO art VALUES (5, 'a', 'b', NULL, NULL);
+SELECT fp = simhash('a b') AS separate_words, fp <> simhash('ab') AS not_joined FROM art WHERE id = 5;
+-- UPDATE recomputes when a text column or the fingerprint is assigned, only
+ALTER TABLE art DISABLE TRIGGER art_fp;
+UPDATE art SET fp = '0123456789abcdef' WHERE id = 1;
+ALTER TABLE art ENABLE TRIGGER art_fp;
+UPDATE art SET note = 'unrelated' WHERE id = 1;
+SELECT fp FROM art WHERE id = 1;
+UPDATE art SET body = body WHERE id = 1;
+SELECT fp = simhash(concat_ws(E'\n', title, body)) AS recomputed FROM art WHERE id = 1;
+UPDATE art SET fp = '0123456789abcdef' WHERE id = 1;
+SELECT fp = simhash(concat_ws(E'\n', title, body)) AS overwritten FROM art WHERE id = 1;
+DROP TRIGGER art_fp ON art;
+
+-- misuse: each a coded error, nothing stored
+CREATE TABLE misuse (id int, t text, n int, fp simhash64, g simhash64 GENERATED ALWAYS AS (simhash(t)) STORED);
+CREATE TRIGGER m AFTER INSERT ON misuse FOR EACH ROW EXECUTE FUNCTION simhash_fingerprint_trigger(fp, t);
+SELECT sqlstate_of($$INSERT INTO misuse (id, t) VALUES (1, 'x')$$) AS after_row;
+DROP TRIGGER m ON misuse;
+CREATE TRIGGER m BEFORE INSERT ON misuse FOR EACH STATEMENT EXECUTE FUNCTION simhash_fingerprint_trigger(fp, t);
+SELECT sqlstate_of($$INSERT INTO misuse (id, t) VALUES (1, 'x')$$) AS for_each_statement;
+DROP TRIGGER m ON misuse;
+INSERT INTO misuse (id, t) VALUES (0, 'kept');
+CREATE TRIGGER m BEFORE DELETE ON misuse FOR EACH ROW EXECUTE FUNCTION simhash_fingerprint_trigger(fp, t);
+SELECT sqlstate_of($$DELETE FROM misuse$$) AS on_delete;
+DROP TRIGGER m ON misuse;
+CREATE FUNCTION fp_trigger_with(args text) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+	EXECUTE 'DROP TRIGGER IF EXISTS m ON misuse';
+	EXECUTE format('CREATE TRIGGER m BEFORE INSERT OR UPDATE ON misuse FOR EACH ROW EXECUTE FUNCTION simhash_fingerprint_trigger(%s)', args);
+	RETURN sqlstate_of($q$INSERT INTO misuse (id, t) VALUES (1, 'x')$q$);
+END $$;
+SELECT args, fp_trigger_with(args) AS result
+FROM (VALUES ('fp'), ('fp, t, nosuch'), ('nosuch, t'), ('n, t'), ('fp, n'), ('g, t'), ('ctid, t')) v(args);
+DROP TRIGGER m ON misuse;
+SELECT id, t, fp FROM misuse ORDER BY id;
+
+------------------------------------------------------------------------------
+-- simhash_near_duplicate_trigger
+------------------------------------------------------------------------------
+-- fingerprints at known distances from 0
+CREATE FUNCTION bits(n int) RETURNS simhash64 LANGUAGE sql IMMUTABLE AS
+$$ SELECT CASE WHEN n >= 64 THEN 'ffffffffffffffff'::simhash64
+			   ELSE ((1::int8 << n) - 1)::simhash64 END $$;
+SELECT bits(0), bits(3), bits(3) <-> bits(0), bits(64) <-> bits(0);
+
+CREATE TABLE nd (id int PRIMARY KEY, fp simhash64, dup_of int, dup_dist int);
+CREATE INDEX nd_fp ON nd USING simhash (fp);
+
+-- reject: the nearest row is named, with the distance
+CREATE TRIGGER nd_near BEFORE INSERT OR UPDATE ON nd FOR EACH ROW
+	EXECUTE FUNCTION simhash_near_duplicate_trigger(fp, 3, 'reject');
+INSERT INTO nd (id, fp) VALUES (1, bits(0)), (2, bits(20));
+\x on
+SELECT * FROM error_fields($$INSERT INTO nd (id, fp) VALUES (3, bits(3))$$);
+\x off
+INSERT INTO nd (id, fp) VALUES (3, bits(4)), (4, NULL), (5, NULL);
+-- a batch holding two near-copies fails as a whole
+SELECT sqlstate_of($$INSERT INTO nd (id, fp) VALUES (6, bits(40)), (7, bits(41))$$) AS batch;
+SELECT id, fp FROM nd ORDER BY id;
+-- an UPDATE that makes a near-copy is caught; one that leaves the
+-- fingerprint alone is not checked
+SELECT sqlstate_of($$UPDATE nd SET fp = bits(21) WHERE id = 3$$) AS update_near;
+ALTER TABLE nd DISABLE TRIGGER nd_near;
+INSERT INTO nd (id, fp) VALUES (8, bits(1));
+ALTER TABLE nd ENABLE TRIGGER nd_near;
+UPDATE nd SET dup_of = 0 WHERE id = 8;
+SELECT sqlstate_of($$UPDATE nd SET fp = bits(2) WHERE id = 8$$) AS update_still_near;
+UPDATE nd SET fp = bits(30) WHERE id = 8;
+DELETE FROM nd WHERE id IN (8);
+-- rows of earlier statements of the transaction count, rolled-back ones do not
+BEGIN;
+INSERT INTO nd (id, fp) VALUES (10, bits(50));
+SAVEPOINT s;
+INSERT INTO nd (id, fp) VALUES (11, bits(60));
+ROLLBACK TO s;
+SELECT sqlstate_of($$INSERT INTO nd (id, fp) VALUES (12, bits(52))$$) AS earlier_statement;
+INSERT INTO nd (id, fp) VALUES (13, bits(61));
+COMMIT;
+SELECT id, fp FROM nd ORDER BY id;
+DROP TRIGGER nd_near ON nd;
+TRUNCATE nd;
+
+-- skip: a batch keeps the first of its near-copies, in VALUES, INSERT ...
+-- SELECT and COPY alike
+CREATE TRIGGER nd_near BEFORE INSERT OR UPDATE ON nd FOR EACH ROW
+	EXECUTE FUNCTION simhash_near_duplicate_trigger(fp, 3, 'skip');
+INSERT INTO nd (id, fp) VALUES (1, bits(0)), (2, bits(2)), (3, bits(10)), (4, bits(13)), (5, bits(14));
+INSERT INTO nd (id, fp) SELECT 100 + i, bits(30 + i % 3) FROM generate_series(1, 9) i;
+COPY nd (id, fp) FROM STDIN;
+200	ffffffffffffffff
+201	fffffffffffffffe
+202	7fffffffffffffff
+203	00000000ffffffff
+\.
+SELECT id, fp FROM nd ORDER BY id;
+DROP TRIGGER nd_near ON nd;
+TRUNCATE nd;
+
+-- link: the nearest earlier row, the smallest key among equals
+CREATE TRIGGER nd_near BEFORE INSERT OR UPDATE ON nd FOR EACH ROW
+	EXECUTE FUNCTION simhash_near_duplicate_trigger(fp, 3, 'link', dup_of, dup_dist);
+INSERT INTO nd (id, fp) VALUES (5, bits(3)), (3, '0000000000000003'::simhash64), (4, bits(0));
+INSERT INTO nd (id, fp) VALUES (1, '0000000000000001'), (2, 'ffff000000000000'), (9, NULL);
+INSERT INTO nd (id, fp, dup_of, dup_dist) VALUES (20, 'ffff00000000f000', 77, 77);
+SELECT id, fp, dup_of, dup_dist, fp <-> (SELECT fp FROM nd m WHERE m.id = nd.dup_of) AS check_dist
+FROM nd ORDER BY id;
+DROP TRIGGER nd_near ON nd;
+-- options by name, and only the distance
+CREATE TRIGGER nd_near BEFORE INSERT ON nd FOR EACH ROW
+	EXECUTE FUNCTION simhash_near_duplicate_trigger(fp, 3, 'link', 'link_distance=dup_dist');
+INSERT INTO nd (id, fp) VALUES (30, 'ffff00000000f001');
+SELECT id, dup_of, dup_dist FROM nd WHERE id = 30;
+DROP TRIGGER nd_near ON nd;
+TRUNCATE nd;
+
+-- k = 0 catches exact copies only (and still locks its own block in every
+-- band, so that checks with other radii conflict with it); k = 64
+-- everything; a large k locks the whole table instead of key ranges (same
+-- results)
+CREATE TRIGGER nd_near BEFORE INSERT ON nd FOR EACH ROW
+	EXECUTE FUNCTION simhash_near_duplicate_trigger(fp, 0, 'skip');
+BEGIN;
+INSERT INTO nd (id, fp) VALUES (1, bits(5)), (2, bits(5)), (3, bits(6));
+SELECT mode, count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()
+	AND objsubid = 21320 GROUP BY mode;
+COMMIT;
+SELECT array_agg(id ORDER BY id) AS k0 FROM nd;
+DROP TRIGGER nd_near ON nd;
+TRUNCATE nd;
+CREATE TRIGGER nd_near BEFORE INSERT ON nd FOR EACH ROW
+	EXECUTE FUNCTION simhash_near_duplicate_trigger(fp, 64, 'skip');
+INSERT INTO nd (id, fp) VALUES (1, bits(0)), (2, bits(64)), (3, bits(32));
+SELECT array_agg(id ORDER BY id) AS k64 FROM nd;
+DROP TRIGGER nd_near ON nd;
+TRUNCATE nd;
+CREATE TRIGGER nd_near BEFORE INSERT ON nd FOR EACH ROW
+	EXECUTE FUNCTION simhash_near_duplicate_trigger(fp, 12, 'skip');
+BEGIN;
+INSERT INTO nd (id, fp) VALUES (1, bits(0)), (2, bits(12)), (3, bits(13)), (4, bits(26));
+SELECT count(*) FILTER (WHERE objsubid = 21321) AS table_locks,
+	   count(*) FILTER (WHERE objsubid = 21320) AS cell_locks
+FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid();
+COMMIT;
+SELECT array_agg(id ORDER BY id) AS k12 FROM nd;
+DROP TRIGGER nd_near ON nd;
+TRUNCATE nd;
+-- and k = 3 locks key ranges: the four blocks of the fingerprint
+CREATE TRIGGER nd_near BEFORE INSERT ON nd FOR EACH ROW
+	EXECUTE FUNCTION simhash_near_duplicate_trigger(fp, 3, 'skip');
+BEGIN;
+INSERT INTO nd (id, fp) VALUES (1, '0123456789abcdef');
+SELECT mode, count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()
+GROUP BY mode ORDER BY mode;
+COMMIT;
+DROP TRIGGER nd_near ON nd;
+TRUNCATE nd;
+
+-- k 'auto': simhash_radius() of the row's text, so that short texts find
+-- their near-copies (the sentences are 4 to 8 bits apart: k = 3 misses
+-- them, the radius of an 11-word sentence is 11); a text without features
+-- matches nothing, not even another one
+CREATE TABLE short_docs (id int PRIMARY KEY, body text, fp simhash64, dup_of int, dup_dist int);
+CREATE INDEX ON short_docs USING simhash (fp);
+CREATE TRIGGER a_fp BEFORE INSERT ON short_docs FOR EACH ROW
+	EXECUTE FUNCTION simhash_fingerprint_trigger(fp, body);
+CREATE TRIGGER b_fixed BEFORE INSERT ON short_docs FOR EACH ROW
+	EXECUTE FUNCTION simhash_near_duplicate_trigger(fp, 3, 'link', dup_of, dup_dist);
+INSERT INTO short_docs (id, body) VALUES
+	(1, 'The quick brown fox jumps over the lazy dog, said the typographer.'),
+	(2, 'The quick brown fox jumped over the lazy dog, said the typographer.');
+DROP TRIGGER b_fixed ON short_docs;
+CREATE TRIGGER b_auto BEFORE INSERT ON short_docs FOR EACH ROW
+	EXECUTE FUNCTION simhash_near_duplicate_trigger(fp, 'auto', 'link', dup_of, dup_dist, 'text=body');
+INSERT INTO short_docs (id, body) VALUES
+	(3, 'The quick brown fox jumps over the lazy cat, said the typographer.'),
+	(4, '!!!'), (5, '...'), (6, NULL);
+SELECT id, simhash_radius(body) AS k, dup_of, dup_dist FROM short_docs ORDER BY id;
+DROP TABLE short_docs;
+
+-- a bulk load: the transaction's own rows are searched in memory (chained
+-- past 256 rows); the rows kept are those a first-come scan keeps
+CREATE TABLE bulk_src AS
+SELECT i AS id, ((hashint8(i / 3)::int8 << 32 | hashint8(-(i / 3))::int8 & 4294967295)
+				 # (CASE WHEN i % 3 = 1 THEN 1::int8 << (i % 64) ELSE 0 END)
+				 # (CASE WHEN i % 3 = 2 THEN 7::int8 << (i % 60) ELSE 0 END))::simhash64 AS fp
+FROM generate_series(1, 3000) i;
+CREATE TRIGGER nd_near BEFORE INSERT ON nd FOR EACH ROW
+	EXECUTE FUNCTION simhash_near_duplicate_trigger(fp, 3, 'link', dup_of, dup_dist);
+INSERT INTO nd (id, fp) SELECT id, fp FROM bulk_src ORDER BY id;
+-- expected: each row links to the nearest earlier row (smallest id on ties)
+CREATE TABLE bulk_expected AS
+SELECT s.id, m.id AS dup_of, m.d AS dup_dist
+FROM bulk_src s LEFT JOIN LATERAL (
+	SELECT e.id, e.fp <-> s.fp AS d FROM bulk_src e
+	WHERE e.id < s.id AND e.fp <-> s.fp <= 3 ORDER BY 2, 1 LIMIT 1) m ON true;
+SELECT count(*) AS rows, count(*) FILTER (WHERE dup_of IS NOT NULL) AS linked,
+	   (SELECT count(*) FROM (SELECT id, dup_of, dup_dist FROM nd
+							  EXCEPT SELECT * FROM bulk_expected) d) AS differences
+FROM nd;
+DROP TRIGGER nd_near ON nd;
+TRUNCATE nd;
+DROP TABLE bulk_src, bulk_expected;
+
+-- scope: only rows of the same tenant compete; a NULL tenant competes with none
+CREATE TABLE tenant_docs (id int PRIMARY KEY, tenant text, site int, fp simhash64);
+CREATE INDEX ON tenant_docs USING simhash (fp);
+CREATE TRIGGER t_near BEFORE INSERT OR UPDATE ON tenant_docs FOR EACH ROW
+	EXECUTE FUNCTION simhash_near_duplicate_trigger(fp, 3, 'skip', 'scope=tenant,site');
+INSERT INTO tenant_docs VALUES (1, 'a', 1, bits(0)), (2, 'b', 1, bits(0)), (3, 'a', 2, bits(1)),
+	(4, 'a', 1, bits(2)), (5, NULL, 1, bits(0)), (6, NULL, 1, bits(0));
+SELECT array_agg(id ORDER BY id) AS scoped FROM tenant_docs;
+-- moving a row into another scope is checked there
+UPDATE tenant_docs SET site = 1 WHERE id = 3;
+SELECT id, tenant, site FROM tenant_docs ORDER BY id;
+
+-- a generated fingerprint column (computed after BEFORE triggers: the
+-- trigger computes it itself), and the fingerprint trigger sorted first
+CREATE TABLE gen (id int PRIMARY KEY, body text,
+	fp simhash64 GENERATED ALWAYS AS (simhash(body)) STORED, dup_of int);
+CREATE INDEX ON gen USING simhash (fp);
+CREATE TRIGGER gen_near BEFORE INSERT OR UPDATE ON gen FOR EACH ROW
+	EXECUTE FUNCTION simhash_near_duplicate_trigger(fp, 4, 'link', dup_of);
+INSERT INTO gen (id, body) VALUES
+	(1, 'The quick brown fox jumps over the lazy dog, said the typographer.'),
+	(2, 'The quick brown fox jumped over the lazy dog, said the typographer.'),
+	(3, NULL);
+UPDATE gen SET body = 'The quick brown fox jumps over the lazy dog, said the typographer!' WHERE id = 3;
+SELECT id, dup_of FROM gen ORDER BY id;
+CREATE TABLE viatrig (id int PRIMARY KEY, body text, fp simhash64, dup_of int);
+CREATE INDEX ON viatrig USING simhash (fp);
+CREATE TRIGGER a_fp BEFORE INSERT OR UPDATE ON viatrig FOR EACH ROW
+	EXECUTE FUNCTION simhash_fingerprint_trigger(fp, body);
+CREATE TRIGGER b_near BEFORE INSERT OR UPDATE ON viatrig FOR EACH ROW
+	EXECUTE FUNCTION simhash_near_duplicate_trigger(fp, 4, 'link', dup_of);
+INSERT INTO viatrig (id, body) SELECT id, body FROM gen ORDER BY id;
+SELECT id, dup_of FROM viatrig ORDER BY id;
+
+-- a partitioned table: every partition's rows compete
+CREATE TABLE pdocs (id int, fp simhash64, PRIMARY KEY (id)) PARTITION BY RANGE (id);
+CREATE TABLE pdocs_1 PARTITION OF pdocs FOR VALUES FROM (0) TO (100);
+CREATE TABLE pdocs_2 PARTITION OF pdocs FOR VALUES FROM (100) TO (200);
+CREATE INDEX ON pdocs USING simhash (fp);
+CREATE TRIGGER p_near BEFORE INSERT OR UPDATE ON pdocs FOR EACH ROW
+	EXECUTE FUNCTION simhash_near_duplicate_trigger(fp, 3, 'reject');
+INSERT INTO pdocs VALUES (1, bits(0)), (150, bits(20));
+SELECT sqlstate_of($$INSERT INTO pdocs VALUES (151, bits(1))$$) AS other_partition,
+	   sqlstate_of($$INSERT INTO pdocs_2 VALUES (152, bits(2))$$) AS into_partition,
+	   sqlstate_of($$UPDATE pdocs SET id = 50 WHERE id = 150$$) AS moving_row;
+SELECT * FROM pdocs ORDER BY id;
+-- every partition needs the index (here it was created ON ONLY the parent)
+CREATE TABLE pdocs2 (id int PRIMARY KEY, fp simhash64) PARTITION BY RANGE (id);
+CREATE TABLE pdocs2_1 PARTITION OF pdocs2 FOR VALUES FROM (0) TO (100);
+CREATE TABLE pdocs2_2 PARTITION OF pdocs2 FOR VALUES FROM (100) TO (200);
+CREATE INDEX ON ONLY pdocs2 USING simhash (fp);
+CREATE INDEX ON pdocs2_1 USING simhash (fp);
+CREATE TRIGGER p_near BEFORE INSERT ON pdocs2 FOR EACH ROW
+	EXECUTE FUNCTION simhash_near_duplicate_trigger(fp, 3, 'reject');
+SELECT sqlstate_of($$INSERT INTO pdocs2 VALUES (5, bits(40))$$) AS partition_without_index;
+
+-- row-level security: the reject message does not name a row the user
+-- cannot see
+CREATE ROLE simhash_trigger_user;
+CREATE TABLE rls_docs (id int PRIMARY KEY, owner name, fp simhash64);
+CREATE INDEX ON rls_docs USING simhash (fp);
+CREATE TRIGGER r_near BEFORE INSERT ON rls_docs FOR EACH ROW
+	EXECUTE FUNCTION simhash_near_duplicate_trigger(fp, 3, 'reject');
+INSERT INTO rls_docs VALUES (1, 'someone else', bits(0));
+ALTER TABLE rls_docs ENABLE ROW LEVEL SECURITY;
+CREATE POLICY own ON rls_docs USING (owner = current_user);
+GRANT SELECT, INSERT ON rls_docs TO simhash_trigger_user;
+SET ROLE simhash_trigger_user;
+INSERT INTO rls_docs VALUES (2, current_user, bits(1));
+INSERT INTO rls_docs VALUES (3, current_user, bits(40));
+SELECT id FROM rls_docs;
+RESET ROLE;
+
+-- misuse and bad arguments: each a coded error, nothing stored
+CREATE FUNCTION nd_trigger_with(args text, timing text DEFAULT 'BEFORE INSERT OR UPDATE',
+								level text DEFAULT 'ROW') RETURNS text LANGUAGE plpgsql AS $$
+DECLARE result text;
+BEGIN
+	EXECUTE 'DROP TRIGGER IF EXISTS x ON nd';
+	EXECUTE format('CREATE TRIGGER x %s ON nd FOR EACH %s EXECUTE FUNCTION simhash_near_duplicate_trigger(%s)',
+				   timing, level, args);
+	result := sqlstate_of($q$INSERT INTO nd (id, fp) VALUES (1, '0123456789abcdef')$q$);
+	DELETE FROM nd;		-- (what the valid definitions stored)
+	RETURN result;
+END $$;
+SELECT args, timing, level, nd_trigger_with(args, timing, level) AS result
+FROM (VALUES
+	('fp, 3, ''reject''', 'AFTER INSERT', 'ROW'),
+	('fp, 3, ''reject''', 'BEFORE INSERT', 'STATEMENT'),
+	('fp, 3', 'BEFORE INSERT', 'ROW'),
+	('', 'BEFORE INSERT', 'ROW'),
+	('nosuch, 3, ''reject''', 'BEFORE INSERT', 'ROW'),
+	('dup_of, 3, ''reject''', 'BEFORE INSERT', 'ROW'),
+	('fp, ''-1'', ''reject''', 'BEFORE INSERT', 'ROW'),
+	('fp, 65, ''reject''', 'BEFORE INSERT', 'ROW'),
+	('fp, ''NULL'', ''reject''', 'BEFORE INSERT', 'ROW'),
+	('fp, '''', ''reject''', 'BEFORE INSERT', 'ROW'),
+	('fp, ''3.5'', ''reject''', 'BEFORE INSERT', 'ROW'),
+	('fp, ''003'', ''reject''', 'BEFORE INSERT', 'ROW'),
+	('fp, 3, ''ignore''', 'BEFORE INSERT', 'ROW'),
+	('fp, 3, ''reject'', dup_of', 'BEFORE INSERT', 'ROW'),
+	('fp, 3, ''reject'', ''bogus=1''', 'BEFORE INSERT', 'ROW'),
+	('fp, 3, ''skip'', ''scope=nosuch''', 'BEFORE INSERT', 'ROW'),
+	('fp, 3, ''skip'', ''scope=''', 'BEFORE INSERT', 'ROW'),
+	('fp, 3, ''link''', 'BEFORE INSERT', 'ROW'),
+	('fp, 3, ''link'', fp', 'BEFORE INSERT', 'ROW'),
+	('fp, 3, ''link'', dup_of, fp', 'BEFORE INSERT', 'ROW'),
+	('fp, 3, ''link'', dup_of, dup_dist, extra', 'BEFORE INSERT', 'ROW'),
+	('fp, 3, ''LINK'', dup_of, dup_dist', 'BEFORE INSERT', 'ROW'),
+	('fp, ''auto'', ''skip''', 'BEFORE INSERT', 'ROW'),
+	('fp, 3, ''skip'', ''text=dup_of''', 'BEFORE INSERT', 'ROW'),
+	('fp, ''auto'', ''skip'', ''text=dup_of''', 'BEFORE INSERT', 'ROW'),
+	('fp, ''auto'', ''skip'', ''text=nosuch''', 'BEFORE INSERT', 'ROW')
+) v(args, timing, level);
+DROP TRIGGER x ON nd;
+-- no simhash index, a partial one, a dropped or renamed column, no primary key
+CREATE TABLE noidx (id int PRIMARY KEY, fp simhash64, fp2 simhash64, d int);
+CREATE TRIGGER n BEFORE INSERT ON noidx FOR EACH ROW
+	EXECUTE FUNCTION simhash_near_duplicate_trigger(fp, 3, 'reject');
+\x on
+SELECT * FROM error_fields($$INSERT INTO noidx VALUES (1, bits(0))$$);
+\x off
+CREATE INDEX ON noidx USING simhash (fp) WHERE id > 10;
+SELECT sqlstate_of($$INSERT INTO noidx VALUES (1, bits(0))$$) AS partial_index;
+CREATE INDEX ON noidx USING simhash (fp);
+SELECT sqlstate_of($$INSERT INTO noidx VALUES (1, bits(0))$$) AS with_index;
+ALTER TABLE noidx RENAME COLUMN fp TO fingerprint;
+SELECT sqlstate_of($$INSERT INTO noidx VALUES (2, bits(10))$$) AS renamed;
+ALTER TABLE noidx DROP COLUMN fingerprint;
+SELECT sqlstate_of($$INSERT INTO noidx VALUES (3, bits(20))$$) AS dropped;
+CREATE TABLE nopk (id int, fp simhash64, dup_of int);
+CREATE INDEX ON nopk USING simhash (fp);
+CREATE TRIGGER n BEFORE INSERT ON nopk FOR EACH ROW
+	EXECUTE FUNCTION simhash_near_duplicate_trigger(fp, 3, 'link', dup_of);
+SELECT sqlstate_of($$INSERT INTO nopk VALUES (1, bits(0))$$) AS link_without_key;
+DROP TRIGGER n ON nopk;
+CREATE TRIGGER n BEFORE INSERT ON nopk FOR EACH ROW
+	EXECUTE FUNCTION simhash_near_duplicate_trigger(fp, 3, 'reject');
+INSERT INTO nopk VALUES (1, bits(0));
+INSERT INTO nopk VALUES (2, bits(1));
+SELECT * FROM noidx;
+SELECT * FROM nopk;
+
+DROP TABLE art, misuse, nd, tenant_docs, gen, viatrig, pdocs, pdocs2, rls_docs, noidx, nopk;
+DROP FUNCTION fp_trigger_with(text), nd_trigger_with(text, text, text), bits(int), error_fields(text);
+DROP ROLE simhash_trigger_user;

@@ -1,0 +1,303 @@
+/*-------------------------------------------------------------------------
+ *
+ * neardup_search.c
+ *	  Find the nearest earlier row within k of a new row's fingerprint, for
+ *	  the near-duplicate trigger.
+ *
+ * Candidates come from each competing table's simhash index and from the
+ * rows this backend has inserted but not yet written to it (shinsert.c),
+ * without writing anything.  Each candidate is then looked up in its table
+ * with a dirty snapshot, which sees committed rows and those in progress,
+ * this transaction's own rows of this very statement included.  Its
+ * fingerprint and scope are read from the row itself, so an index entry or
+ * pending row of a tuple that died and whose TID was reused cannot
+ * mislead.  A candidate that another transaction is still inserting or
+ * deleting is waited for, and the search starts again, as core does for
+ * unique and exclusion constraints.  The locks of neardup_lock.c, taken
+ * before, make such waits rare: they are only for rows that came in
+ * without this trigger.
+ *
+ * Copyright (c) 2026, the simhash authors
+ *
+ * IDENTIFICATION
+ *	  src/neardup_search.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "access/xact.h"
+#include "executor/tuptable.h"
+#include "miscadmin.h"
+#include "storage/lmgr.h"
+#include "utils/datum.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+
+#include "neardup.h"
+#include "shindex.h"
+
+/* a fingerprint near the new row's, in some competing table */
+typedef struct SimhashCandidate
+{
+	int			leaf;			/* which competing table */
+	ItemPointerData tid;
+	int			dist;
+} SimhashCandidate;
+
+typedef struct SimhashCandidates
+{
+	SimhashCandidate *items;
+	int			n;
+	int			max;
+	int			leaf;			/* table being searched */
+} SimhashCandidates;
+
+/* SimhashFoundCallback: remember a candidate. */
+static bool
+SimhashAddCandidate(ItemPointer tid, uint64 fp, int dist, void *arg)
+{
+	SimhashCandidates *c = (SimhashCandidates *) arg;
+
+	if (c->n == c->max)
+	{
+		c->max = Max(16, c->max * 2);
+		c->items = c->items ? repalloc_huge(c->items, sizeof(SimhashCandidate) * c->max) :
+			palloc(sizeof(SimhashCandidate) * c->max);
+	}
+	c->items[c->n].leaf = c->leaf;
+	c->items[c->n].tid = *tid;
+	c->items[c->n].dist = dist;
+	c->n++;
+	return true;
+}
+
+/* qsort comparator: by distance, then table, then TID */
+static int
+SimhashCandidateCompare(const void *a, const void *b)
+{
+	const SimhashCandidate *x = a;
+	const SimhashCandidate *y = b;
+
+	if (x->dist != y->dist)
+		return x->dist - y->dist;
+	if (x->leaf != y->leaf)
+		return x->leaf - y->leaf;
+	return ItemPointerCompare((ItemPointer) &x->tid, (ItemPointer) &y->tid);
+}
+
+/* Compare the keys of two matches: <0, 0, >0 (by TID without a key). */
+static int
+SimhashCompareKeys(const SimhashNearDupInfo *info, const SimhashNearMatch *a,
+				   const SimhashNearMatch *b)
+{
+	if (info->nkey == 0)
+	{
+		if (a->leaf != b->leaf)
+			return a->leaf - b->leaf;
+		return ItemPointerCompare((ItemPointer) &a->tid, (ItemPointer) &b->tid);
+	}
+	for (int i = 0; i < info->nkey; i++)
+	{
+		int32		c;
+
+		if (a->keynull[i] != b->keynull[i])
+			return a->keynull[i] ? 1 : -1;
+		if (a->keynull[i])
+			continue;
+		c = DatumGetInt32(FunctionCall2Coll(&info->key_cmp[i], info->key_collation[i],
+											a->key[i], b->key[i]));
+		if (c != 0)
+			return c;
+	}
+	return 0;
+}
+
+/*
+ * Does the row in "slot", of competing table "leaf", match: within k of fp,
+ * in the same scope, and not the row being updated?  Sets *dist.
+ */
+static bool
+SimhashRowMatches(const SimhashNearDupInfo *info, int leaf, TupleTableSlot *slot,
+				  uint64 fp, const Datum *scope, ItemPointer self, int dist)
+{
+	const SimhashNearDupLeaf *l = &info->leaves[leaf];
+	bool		isnull;
+	Datum		d;
+
+	if (self != NULL && leaf == info->own_leaf && ItemPointerEquals(self, &slot->tts_tid))
+		return false;
+
+	/*
+	 * The row's own fingerprint must be at the distance its entry said: one
+	 * that differs belongs to a tuple that took the TID of a dead one, and
+	 * has entries of its own, which bring it up at its own distance.
+	 */
+	d = slot_getattr(slot, l->fp_attno, &isnull);
+	if (isnull || SimhashDistance(DatumGetSimhash64(d), fp) != dist)
+		return false;
+	for (int i = 0; i < info->nscope; i++)
+	{
+		d = slot_getattr(slot, l->scope_attno[i], &isnull);
+		/* SQL equality: a NULL scope value is equal to nothing */
+		if (isnull ||
+			!DatumGetBool(FunctionCall2Coll(&info->scope_eq[i], info->scope_collation[i],
+											d, scope[i])))
+			return false;
+	}
+	return true;
+}
+
+/* Copy what a match needs to be reported out of "slot" (current context). */
+static void
+SimhashKeepMatch(const SimhashNearDupInfo *info, int leaf, TupleTableSlot *slot,
+				 int dist, SimhashNearMatch *m)
+{
+	const SimhashNearDupLeaf *l = &info->leaves[leaf];
+	bool		isnull;
+
+	m->found = true;
+	m->leaf = leaf;
+	m->tid = slot->tts_tid;
+	m->dist = dist;
+	m->xmin = DatumGetTransactionId(slot_getsysattr(slot, MinTransactionIdAttributeNumber,
+													&isnull));
+	for (int i = 0; i < info->nkey; i++)
+	{
+		Datum		d = slot_getattr(slot, l->key_attno[i], &m->keynull[i]);
+
+		m->key[i] = m->keynull[i] ? (Datum) 0 :
+			datumCopy(d, info->key_byval[i], info->key_len[i]);
+	}
+}
+
+/*
+ * Look the candidates of one distance up in their tables; fills *best with
+ * the matching row of the smallest key.  Returns an in-progress
+ * transaction to wait for (and *token, for a speculative insertion), or
+ * InvalidTransactionId.
+ */
+static TransactionId
+SimhashCheckCandidates(const SimhashNearDupInfo *info, const SimhashCandidate *c, int n,
+					   uint64 fp, const Datum *scope, ItemPointer self,
+					   SimhashNearMatch *best, uint32 *token)
+{
+	SimhashNearMatch m;
+
+	m.key = palloc(sizeof(Datum) * Max(info->nkey, 1));
+	m.keynull = palloc(sizeof(bool) * Max(info->nkey, 1));
+	for (int i = 0; i < n; i++)
+	{
+		Relation	rel = table_open(info->leaves[c[i].leaf].relid, AccessShareLock);
+		IndexFetchTableData *fetch = table_index_fetch_begin(rel);
+		TupleTableSlot *slot = table_slot_create(rel, NULL);
+		SnapshotData dirty;
+		bool		call_again = false;
+		bool		all_dead;
+		TransactionId xwait = InvalidTransactionId;
+
+		do
+		{
+			CHECK_FOR_INTERRUPTS();
+			InitDirtySnapshot(dirty);
+			if (!table_index_fetch_tuple(fetch, (ItemPointer) &c[i].tid, &dirty, slot,
+										 &call_again, &all_dead))
+				continue;
+			if (!SimhashRowMatches(info, c[i].leaf, slot, fp, scope, self, c[i].dist))
+				continue;
+			/* another transaction is inserting or deleting it: wait, see */
+			if (TransactionIdIsValid(dirty.xmin) || TransactionIdIsValid(dirty.xmax))
+			{
+				xwait = TransactionIdIsValid(dirty.xmin) ? dirty.xmin : dirty.xmax;
+				*token = dirty.speculativeToken;
+				best->tid = slot->tts_tid;	/* for the wait's context */
+				break;
+			}
+			SimhashKeepMatch(info, c[i].leaf, slot, c[i].dist, &m);
+			if (!best->found || SimhashCompareKeys(info, &m, best) < 0)
+			{
+				Datum	   *key = best->key;
+				bool	   *keynull = best->keynull;
+
+				*best = m;
+				/* swap the key arrays: best keeps m's, m reuses best's */
+				m.key = key;
+				m.keynull = keynull;
+			}
+		} while (call_again);
+
+		ExecDropSingleTupleTableSlot(slot);
+		table_index_fetch_end(fetch);
+		if (TransactionIdIsValid(xwait))
+		{
+			if (*token != 0)
+				SpeculativeInsertionWait(xwait, *token);
+			else
+				XactLockTableWait(xwait, rel, &best->tid, XLTW_InsertIndexUnique);
+			table_close(rel, AccessShareLock);
+			return xwait;
+		}
+		table_close(rel, AccessShareLock);
+	}
+	return InvalidTransactionId;
+}
+
+/*
+ * Find the nearest row within k of fingerprint fp among the competing
+ * tables, in the scope "scope" (info->nscope values), other than the row
+ * "self" of the trigger's own table (an UPDATE's old row; NULL for INSERT).
+ * Ties go to the smallest key (to the first TID without one).
+ */
+void
+SimhashFindNearDuplicate(const SimhashNearDupInfo *info, uint64 fp, int k, const Datum *scope,
+						 ItemPointer self, SimhashNearMatch *best)
+{
+	SimhashCandidates cands;
+
+	best->key = palloc(sizeof(Datum) * Max(info->nkey, 1));
+	best->keynull = palloc(sizeof(bool) * Max(info->nkey, 1));
+	for (;;)
+	{
+		int			start;
+		uint32		token = 0;
+		bool		waited = false;
+
+		best->found = false;
+		memset(&cands, 0, sizeof(cands));
+		for (int leaf = 0; leaf < info->nleaves; leaf++)
+		{
+			Relation	index = index_open(info->leaves[leaf].indexoid, AccessShareLock);
+
+			cands.leaf = leaf;
+			SimhashSearchWithin(index, fp, k, SimhashAddCandidate, &cands);
+			SimhashPendingWithin(index, fp, k, SimhashAddCandidate, &cands);
+			index_close(index, AccessShareLock);
+		}
+		if (cands.n == 0)
+			return;
+		qsort(cands.items, cands.n, sizeof(SimhashCandidate), SimhashCandidateCompare);
+
+		/* nearest first: stop at the first distance with a live match */
+		for (start = 0; start < cands.n && !best->found;)
+		{
+			int			end = start;
+
+			while (end < cands.n && cands.items[end].dist == cands.items[start].dist)
+				end++;
+			if (TransactionIdIsValid(SimhashCheckCandidates(info, cands.items + start,
+															end - start, fp, scope,
+															self, best, &token)))
+			{
+				waited = true;
+				break;
+			}
+			start = end;
+		}
+		pfree(cands.items);
+		if (!waited)
+			return;
+	}
+}

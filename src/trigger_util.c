@@ -1,0 +1,117 @@
+/*-------------------------------------------------------------------------
+ *
+ * trigger_util.c
+ *	  What the simhash triggers check about how they were created.
+ *
+ * A trigger's definition is only seen when it fires, so every mistake in
+ * it (wrong timing, a column dropped or renamed since) is reported then,
+ * with a code the application can act on, and before anything is changed.
+ *
+ * Copyright (c) 2026, the simhash authors
+ *
+ * IDENTIFICATION
+ *	  src/trigger_util.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "commands/trigger.h"
+#include "lib/stringinfo.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+
+#include "neardup.h"
+
+/*
+ * The TriggerData of a call of trigger function "name", which must fire
+ * BEFORE INSERT or UPDATE, FOR EACH ROW.
+ */
+TriggerData *
+SimhashTriggerData(FunctionCallInfo fcinfo, const char *name)
+{
+	TriggerData *trigdata;
+
+	if (!CALLED_AS_TRIGGER(fcinfo))
+		elog(ERROR, "%s: not called by the trigger manager", name);
+	trigdata = (TriggerData *) fcinfo->context;
+	if (!TRIGGER_FIRED_BEFORE(trigdata->tg_event) ||
+		!TRIGGER_FIRED_FOR_ROW(trigdata->tg_event))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("trigger \"%s\" on table \"%s\" must be BEFORE ... FOR EACH ROW",
+						trigdata->tg_trigger->tgname,
+						RelationGetRelationName(trigdata->tg_relation)),
+				 errdetail("%s changes the row before it is stored.", name),
+				 errhint("Create it with CREATE TRIGGER ... BEFORE INSERT OR UPDATE ... FOR EACH ROW.")));
+	if (!TRIGGER_FIRED_BY_INSERT(trigdata->tg_event) &&
+		!TRIGGER_FIRED_BY_UPDATE(trigdata->tg_event))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("trigger \"%s\" on table \"%s\" must fire on INSERT or UPDATE only",
+						trigdata->tg_trigger->tgname,
+						RelationGetRelationName(trigdata->tg_relation)),
+				 errhint("Create it with CREATE TRIGGER ... BEFORE INSERT OR UPDATE ... FOR EACH ROW.")));
+	return trigdata;
+}
+
+/*
+ * The attribute number of the column a trigger argument names ("what" says
+ * what the column is for); 42703 if the table has no such column, as after
+ * the column was dropped or renamed.
+ */
+AttrNumber
+SimhashTriggerColumn(Relation rel, const char *colname, const char *what)
+{
+	AttrNumber	attno = get_attnum(RelationGetRelid(rel), colname);
+
+	if (attno == InvalidAttrNumber)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_COLUMN),
+				 errmsg("%s column \"%s\" of table \"%s\" does not exist",
+						what, colname, RelationGetRelationName(rel)),
+				 errhint("The trigger names its columns in its arguments; after renaming or dropping one, create the trigger again.")));
+	if (attno < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_COLUMN_REFERENCE),
+				 errmsg("%s column \"%s\" of table \"%s\" is a system column",
+						what, colname, RelationGetRelationName(rel))));
+	return attno;
+}
+
+/*
+ * The text columns "cols" of a row joined by newlines, NULL ones left out;
+ * NULL when all are NULL.  A newline is a separator, so no feature spans
+ * two columns: this is concat_ws(E'\n', ...) of the columns.
+ */
+text *
+SimhashJoinTextColumns(HeapTuple tuple, TupleDesc desc, const AttrNumber *cols, int ncols)
+{
+	text	   *parts[FUNC_MAX_ARGS];
+	int			nparts = 0;
+	StringInfoData buf;
+
+	for (int i = 0; i < ncols && nparts < FUNC_MAX_ARGS; i++)
+	{
+		bool		isnull;
+		Datum		d = heap_getattr(tuple, cols[i], desc, &isnull);
+
+		if (!isnull)
+			parts[nparts++] = DatumGetTextPP(d);
+	}
+	if (nparts == 0)
+		return NULL;
+	if (nparts == 1)
+		return parts[0];
+	initStringInfo(&buf);
+	appendStringInfoSpaces(&buf, VARHDRSZ);
+	for (int i = 0; i < nparts; i++)
+	{
+		if (i > 0)
+			appendStringInfoChar(&buf, '\n');
+		appendBinaryStringInfo(&buf, VARDATA_ANY(parts[i]), VARSIZE_ANY_EXHDR(parts[i]));
+	}
+	SET_VARSIZE(buf.data, buf.len);
+	return (text *) buf.data;
+}

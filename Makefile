@@ -9,6 +9,7 @@ OBJS = \
 	src/clusters.o \
 	src/distance.o \
 	src/fingerprint.o \
+	src/knnpath.o \
 	src/neardup_lock.o \
 	src/neardup_search.o \
 	src/planner.o \
@@ -43,7 +44,7 @@ EXTENSION = simhash
 DATA = src/simhash--0.1.0.sql src/simhash--0.1.0--0.2.0.sql
 PGFILEDESC = "simhash - near-duplicate text detection"
 
-REGRESS = type distance fingerprint index planner join radius security trigger \
+REGRESS = type distance fingerprint index planner join knn_tiebreak radius security trigger \
 	suggested_radius clusters upgrade
 REGRESS_OPTS = --load-extension=simhash
 

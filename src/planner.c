@@ -355,7 +355,7 @@ static void
 SimhashSetRelPathlist(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *rte)
 {
 	List	   *simhash_indexes = NIL;
-	List	   *saved_indexlist;
+	List	   *knn_pathkeys;	/* ORDER BY distance, then more (knnpath.c) */
 	List	   *originals = NIL;	/* recognized clauses ... */
 	List	   *derivations = NIL;	/* ... and what they became */
 	List	   *restrictions = NIL; /* the derived restriction clauses */
@@ -363,8 +363,6 @@ SimhashSetRelPathlist(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEnt
 
 	if (prev_set_rel_pathlist_hook)
 		prev_set_rel_pathlist_hook(root, rel, rti, rte);
-	if (!simhash_enable_rewrite)
-		return;
 
 	/* only plain relations with a simhash index: a pointer comparison each */
 	if (rel->reloptkind != RELOPT_BASEREL && rel->reloptkind != RELOPT_OTHER_MEMBER_REL)
@@ -381,6 +379,18 @@ SimhashSetRelPathlist(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEnt
 	}
 	if (simhash_indexes == NIL)
 		return;
+	knn_pathkeys = SimhashKnnPrefixPathkeys(root, rel, simhash_indexes);
+
+	/*
+	 * simhash.enable_rewrite = off leaves distance clauses alone; the
+	 * nearest-neighbour paths with a tie-break are no rewrite and stay.
+	 */
+	if (!simhash_enable_rewrite)
+	{
+		if (knn_pathkeys != NIL)
+			SimhashCreateIndexPaths(root, rel, simhash_indexes, knn_pathkeys);
+		return;
+	}
 
 	foreach(lc, simhash_indexes)
 	{
@@ -399,7 +409,11 @@ SimhashSetRelPathlist(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEnt
 		restrictions = list_concat(restrictions, newrestrict);
 	}
 	if (derivations == NIL)
+	{
+		if (knn_pathkeys != NIL)
+			SimhashCreateIndexPaths(root, rel, simhash_indexes, knn_pathkeys);
 		return;
+	}
 
 	/*
 	 * A partial index matches restriction clauses from its own copy of the
@@ -434,10 +448,7 @@ SimhashSetRelPathlist(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEnt
 
 	/* parameterized scans already planned, then core's index paths */
 	SimhashResizeParameterized(root, rel, originals, derivations);
-	saved_indexlist = rel->indexlist;
-	rel->indexlist = simhash_indexes;
-	create_index_paths(root, rel);
-	rel->indexlist = saved_indexlist;
+	SimhashCreateIndexPaths(root, rel, simhash_indexes, knn_pathkeys);
 	/* the new paths' sizes too */
 	SimhashResizeParameterized(root, rel, originals, derivations);
 

@@ -7,8 +7,9 @@
  * at ring r means reading the keys exactly r bits from the query's block j.
  * After the bands have been probed up to radii r_0..r_3, every entry within
  * sum(r_j + 1) - 1 of the query has been seen (see shprobe.c), so found
- * entries up to that distance ("settled") are returned, closest first, from
- * a bucket queue indexed by the exact distance 0..64.  An entry is added
+ * entries up to that distance ("settled"), and those found one bit farther
+ * (nothing unseen can be closer than that), are returned, closest first,
+ * from a bucket queue indexed by the exact distance 0..64.  An entry is added
  * only by the first ring that reaches it: when band j reaches an entry, no
  * other band's current radius may already cover it.
  *
@@ -101,7 +102,13 @@ SimhashOrderedNext(IndexScanDesc scan, SimhashHit *hit)
 
 	for (;;)
 	{
-		int			stop = Min(so->settled, so->emitlimit);
+		/*
+		 * Every entry within "settled" has been found, so every entry not
+		 * yet found is at least one bit farther: the found entries at
+		 * settled + 1 may go out too.  That bucket can still grow, so the
+		 * scan moves past a bucket only once it is settled.
+		 */
+		int			stop = Min(so->settled + 1, so->emitlimit);
 
 		while (so->emitdist <= stop)
 		{
@@ -112,6 +119,8 @@ SimhashOrderedNext(IndexScanDesc scan, SimhashHit *hit)
 				*hit = b->items[b->pos++];
 				return true;
 			}
+			if (so->emitdist > so->settled)
+				break;
 			so->emitdist++;
 		}
 		if (so->settled >= so->emitlimit)

@@ -395,6 +395,20 @@ shgettuple(IndexScanDesc scan, ScanDirection dir)
 		scan->xs_recheckorderby = false;
 		scan->xs_orderbynulls[0] = (hit.dist < 0);
 		scan->xs_orderbyvals[0] = Int32GetDatum(hit.dist < 0 ? 0 : hit.dist);
+
+		/*
+		 * "ORDER BY fp <-> q1, fp <-> q2": the scan orders by the first
+		 * distance only.  Report 0, a lower bound, for the others (NULL for
+		 * a NULL fingerprint, where every distance is NULL) and have the
+		 * executor compute them: its reorder queue then holds each group of
+		 * equal first distance until the scan has moved past it.
+		 */
+		for (int i = 1; i < scan->numberOfOrderBys; i++)
+		{
+			scan->xs_recheckorderby = true;
+			scan->xs_orderbynulls[i] = hit.isnull;
+			scan->xs_orderbyvals[i] = Int32GetDatum(0);
+		}
 	}
 	return true;
 }

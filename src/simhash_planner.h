@@ -87,4 +87,10 @@ extern Expr *SimhashMakeWithinClause(PlannerInfo *root, Node *indexexpr, Node *q
 extern Selectivity SimhashEstimateRadius(PlannerInfo *root, IndexOptInfo *index,
 										 Node *indexexpr, Node *query, int radius);
 
+/* knnpath.c */
+extern List *SimhashKnnPrefixPathkeys(PlannerInfo *root, RelOptInfo *rel,
+									  List *simhash_indexes);
+extern void SimhashCreateIndexPaths(PlannerInfo *root, RelOptInfo *rel,
+									List *simhash_indexes, List *prefix_pathkeys);
+
 #endif							/* SIMHASH_PLANNER_H */

@@ -239,23 +239,76 @@ BEGIN
 END $$;
 
 -- KNN check: queries whose sorted top-n distances equal the sequential
--- sort's (ties may pick different rows, never different distances).
+-- sort's (ties may pick different rows, never different distances); with
+-- p_rows, queries whose rows are the sort's (with a tie-break, "ORDER BY
+-- distance, id", the top n are determined).
+DROP FUNCTION IF EXISTS ixb_knn_check(text, text, bigint, text, text, text);
 CREATE OR REPLACE FUNCTION ixb_knn_check(p_run text, p_size text, p_n bigint, p_dataset text,
-	p_method text, p_ref text)
+	p_method text, p_ref text, p_rows bool DEFAULT false)
 RETURNS void LANGUAGE plpgsql AS $$
 DECLARE
 	v_tag text := p_size || '/' || p_dataset;
 	same bigint;
 	nq bigint;
 BEGIN
-	WITH a AS (SELECT qid, array_agg(d ORDER BY d) ds FROM ixb_found f
-			   WHERE f.tag = v_tag AND method = p_method GROUP BY qid),
-		 b AS (SELECT qid, array_agg(d ORDER BY d) ds FROM ixb_found f
-			   WHERE f.tag = v_tag AND method = p_ref GROUP BY qid)
+	WITH f AS (SELECT qid, method, CASE WHEN p_rows THEN id ELSE d END AS v FROM ixb_found f
+			   WHERE f.tag = v_tag AND method IN (p_method, p_ref)),
+		 a AS (SELECT qid, array_agg(v ORDER BY v) ds FROM f WHERE method = p_method GROUP BY qid),
+		 b AS (SELECT qid, array_agg(v ORDER BY v) ds FROM f WHERE method = p_ref GROUP BY qid)
 	SELECT count(*) FILTER (WHERE a.ds = b.ds), count(*) INTO same, nq
 	FROM b LEFT JOIN a USING (qid);
-	PERFORM ixb_put(p_run, p_size, p_n, p_dataset, p_method, NULL, 'knn_same_distances', same,
+	PERFORM ixb_put(p_run, p_size, p_n, p_dataset, p_method, NULL,
+					CASE WHEN p_rows THEN 'knn_same_rows' ELSE 'knn_same_distances' END, same,
 					same || ' of ' || nq);
+END $$;
+
+-- Two methods' server-side latency measured in pairs: for each query both
+-- run back to back (which goes first alternates), so that load from outside
+-- the benchmark weighs on both alike.  Stores, for p_method, paired_p50_ms
+-- (and p_ref's), and paired_ratio_p50: the median over queries of
+-- p_method's time / p_ref's.
+CREATE OR REPLACE FUNCTION ixb_pair(p_run text, p_size text, p_n bigint, p_dataset text,
+	p_prefix text, p_full bool, p_method text, p_ref text, p_nq int)
+RETURNS float8 LANGUAGE plpgsql AS $$
+DECLARE
+	r record;
+	sql_a text;
+	sql_b text;
+	plan jsonb;
+	ta float8;
+	tb float8;
+	ms_a float8[] := '{}';
+	ms_b float8[] := '{}';
+	ratios float8[] := '{}';
+	p50 float8;
+BEGIN
+	FOR r IN EXECUTE format('SELECT qid, q FROM %I WHERE qid <= $1 ORDER BY qid', p_prefix || '_q')
+			 USING p_nq LOOP
+		sql_a := ixb_sql((SELECT template FROM ixb_templates WHERE method = p_method),
+						 ixb_table(p_prefix, p_method, p_full), r.q, 0);
+		sql_b := ixb_sql((SELECT template FROM ixb_templates WHERE method = p_ref),
+						 ixb_table(p_prefix, p_ref, p_full), r.q, 0);
+		FOR i IN 0 .. 1 LOOP
+			IF (r.qid + i) % 2 = 0 THEN
+				EXECUTE 'EXPLAIN (ANALYZE, TIMING OFF, FORMAT JSON) ' || sql_a INTO plan;
+				ta := (plan -> 0 ->> 'Execution Time')::float8;
+			ELSE
+				EXECUTE 'EXPLAIN (ANALYZE, TIMING OFF, FORMAT JSON) ' || sql_b INTO plan;
+				tb := (plan -> 0 ->> 'Execution Time')::float8;
+			END IF;
+		END LOOP;
+		ms_a := ms_a || ta;
+		ms_b := ms_b || tb;
+		ratios := ratios || (ta / greatest(tb, 0.001));
+	END LOOP;
+	SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY x) INTO p50 FROM unnest(ratios) x;
+	PERFORM ixb_put(p_run, p_size, p_n, p_dataset, p_method, 0, 'paired_p50_ms',
+					(SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY x) FROM unnest(ms_a) x));
+	PERFORM ixb_put(p_run, p_size, p_n, p_dataset, p_ref, 0, 'paired_p50_ms',
+					(SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY x) FROM unnest(ms_b) x));
+	PERFORM ixb_put(p_run, p_size, p_n, p_dataset, p_method, 0, 'paired_ratio_p50', p50,
+					'vs ' || p_ref || ', ' || cardinality(ratios) || ' queries');
+	RETURN p50;
 END $$;
 
 -- The queries of every method: $T table, $Q query fingerprint (bigint
@@ -274,7 +327,9 @@ INSERT INTO ixb_templates VALUES
 ('simhash_dist', 'simhash', 'SELECT id FROM $T WHERE fp <-> $Q::simhash64 <= $K'),
 ('knn_simhash', 'simhash', 'SELECT id FROM $T ORDER BY fp <-> $Q::simhash64 LIMIT 10'),
 ('knn_seqsort', 'plain', 'SELECT id FROM $T ORDER BY bit_count((fp::bigint # $Q)::bit(64)) LIMIT 10'),
-('knn_seqsort_par2', 'plain', 'SELECT id FROM $T ORDER BY bit_count((fp::bigint # $Q)::bit(64)) LIMIT 10');
+('knn_seqsort_par2', 'plain', 'SELECT id FROM $T ORDER BY bit_count((fp::bigint # $Q)::bit(64)) LIMIT 10'),
+('knn_simhash_tie', 'simhash', 'SELECT id FROM $T ORDER BY fp <-> $Q::simhash64, id LIMIT 10'),
+('knn_seqsort_tie', 'plain', 'SELECT id FROM $T ORDER BY bit_count((fp::bigint # $Q)::bit(64)), id LIMIT 10');
 
 -- The table a method reads in a (size, dataset): <prefix>_<tbl>, except in
 -- the 100M run (only <prefix>_simhash exists; the sequential scans read it).

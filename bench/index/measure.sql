@@ -48,6 +48,11 @@ SELECT ixb_measure(:'run', :'size', :n, :'dataset', :'prefix', :'isfull', 'gin4_
 SELECT ixb_measure(:'run', :'size', :n, :'dataset', :'prefix', :'isfull', 'knn_simhash', 0, :nq, :nq, true);
 SELECT ixb_measure(:'run', :'size', :n, :'dataset', :'prefix', :'isfull', 'knn_seqsort', 0, :seqnq, :seqnq, true);
 SELECT ixb_measure(:'run', :'size', :n, :'dataset', :'prefix', :'isfull', 'knn_seqsort_par2', 0, 1, :seqnq, false, 2);
+\echo '   nearest neighbours with a tie-break (ORDER BY distance, id LIMIT 10)'
+SELECT ixb_measure(:'run', :'size', :n, :'dataset', :'prefix', :'isfull', 'knn_simhash_tie', 0, :nq, :nq, true);
+SELECT ixb_measure(:'run', :'size', :n, :'dataset', :'prefix', :'isfull', 'knn_seqsort_tie', 0, :seqnq, :seqnq, true);
+-- the two nearest-neighbour scans again, in pairs: their ratio under the same load
+SELECT ixb_pair(:'run', :'size', :n, :'dataset', :'prefix', :'isfull', 'knn_simhash_tie', 'knn_simhash', :nq);
 
 \echo '   recall'
 SELECT ixb_fill_distances(:'tag', :'t_base', :'t_q');
@@ -57,6 +62,7 @@ FROM (VALUES ('simhash', 3), ('simhash', 6), ('simhash_dist', 3), ('simhash_dist
 			 ('gin4', 3), ('gin4', 6), ('gin4_mp', 6)) v(m, k)
 WHERE :full = 1 OR m LIKE 'simhash%';
 SELECT ixb_knn_check(:'run', :'size', :n, :'dataset', 'knn_simhash', 'knn_seqsort');
+SELECT ixb_knn_check(:'run', :'size', :n, :'dataset', 'knn_simhash_tie', 'knn_seqsort_tie', true);
 -- radius of the 10th neighbour (how far a KNN scan must look)
 SELECT ixb_put(:'run', :'size', :n, :'dataset', 'knn_seqsort', NULL, 'knn_d10_p50',
 			   percentile_cont(0.5) WITHIN GROUP (ORDER BY d10))
@@ -74,5 +80,5 @@ SELECT ixb_generic_plan(:'run', :'size', :n, :'dataset', :'prefix', :'isfull', m
 FROM (VALUES ('seq', 3, 0), ('seq_par2', 3, 2), ('simhash', 3, 0), ('simhash', 6, 0),
 			 ('simhash_dist', 3, 0), ('btree4', 3, 0), ('btree4', 6, 0), ('btree4_mp', 6, 0),
 			 ('gin4', 3, 0), ('gin4', 6, 0), ('gin4_mp', 6, 0), ('knn_simhash', 0, 0),
-			 ('knn_seqsort', 0, 0)) v(m, k, w)
+			 ('knn_seqsort', 0, 0), ('knn_simhash_tie', 0, 0)) v(m, k, w)
 WHERE :full = 1 OR m LIKE 'simhash%' OR m LIKE 'seq%' OR m LIKE 'knn%';

@@ -21,8 +21,10 @@
 #                   scan (serial and 2 workers), btree4 (BitmapOr), gin4 (&&),
 #                   their exact multi-probe forms at k = 6, simhash (<@ ball
 #                   and the "<-> <= k" spelling), nearest neighbours LIMIT 10
-#                   (simhash vs sequential top-10 sort); recall against the
-#                   sequential scan; generic plans of the prepared statements;
+#                   (simhash vs sequential top-10 sort; and with a tie-break,
+#                   ORDER BY distance, id: the same ten rows as the sort);
+#                   recall against the sequential scan; generic plans of the
+#                   prepared statements;
 #   4. client side: pgbench -M prepared -c 1 -T CLIENT_T per method and k, a
 #                   random query fingerprint per transaction (a pgbench CASE
 #                   expression over the query table, so the statement is the
@@ -274,7 +276,7 @@ one_block() {	# SIZE DATASET
 	psql_run "${vars[@]}" -o /dev/null -f "$here/measure.sql"
 	psql_run -tA -c "SELECT '   ' || rpad(method, 18) || rpad(coalesce('k=' || k, ''), 5) || rpad(metric, 14) || round(value::numeric, 3)
 		FROM ixb_results WHERE run = '$run' AND size = '$size' AND dataset = '$dataset'
-		  AND metric IN ('srv_p50_ms', 'recall', 'knn_same_distances') ORDER BY at"
+		  AND metric IN ('srv_p50_ms', 'recall', 'knn_same_distances', 'knn_same_rows') ORDER BY at"
 	export_results
 
 	if [ -z "${SKIP_CLIENT:-}" ]; then
@@ -293,6 +295,7 @@ one_block() {	# SIZE DATASET
 			client gin4_mp 6 0
 		fi
 		client knn_simhash 0 0
+		client knn_simhash_tie 0 0
 		client knn_seqsort 0 0
 		export_results
 	fi

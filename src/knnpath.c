@@ -1,0 +1,141 @@
+/*-------------------------------------------------------------------------
+ *
+ * knnpath.c
+ *	  Nearest-neighbour index paths for "ORDER BY fp <-> q, other keys".
+ *
+ * PostgreSQL 15 matches an ORDER BY to an index's ordering operators only
+ * when every sort key matches (match_pathkeys_to_index gives up at the
+ * first key that does not), so "ORDER BY fp <-> q, id LIMIT n" gets no
+ * index path at all: a tie-break column turns a nearest-neighbour scan into
+ * a sequential scan and a sort of the whole table.
+ *
+ * The simhash index returns rows in exact distance order, which is an
+ * ordering by the leading sort key(s).  So the planner hook (planner.c)
+ * asks core's own index path generator for the simhash indexes once more
+ * while root->query_pathkeys is cut down to that leading part: core then
+ * builds the nearest-neighbour index path (with any index conditions, the
+ * derived radius clauses included) whose pathkeys are that prefix.  Nothing
+ * else is needed: the upper planner (create_ordered_paths, the grouping and
+ * window paths) already considers an Incremental Sort on top of any path
+ * whose pathkeys are a prefix of the ones it needs, costs it with LIMIT in
+ * mind, and keeps it only when it is cheaper than the alternatives.  The
+ * Incremental Sort orders each group of rows at equal distance by the
+ * remaining keys, in any direction and NULL order; rows with a NULL
+ * fingerprint come last from the index, as they do from a sort of the
+ * distance ascending (NULLS LAST), and form one group.  An append of
+ * partitions gets a Merge Append of such scans the same way.
+ *
+ * Copyright (c) 2026, the simhash authors
+ *
+ * IDENTIFICATION
+ *	  src/knnpath.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/stratnum.h"
+#include "nodes/pathnodes.h"
+#include "optimizer/optimizer.h"
+#include "optimizer/paths.h"
+#include "utils/lsyscache.h"
+
+#include "shindex.h"
+#include "simhash_catalog.h"
+#include "simhash_planner.h"
+
+/*
+ * Can "index" return rows in the order of "pathkey"?  That is what core's
+ * match_pathkeys_to_index accepts for one key: ascending, NULLS LAST, and
+ * an equivalence member "col <-> q" or "q <-> col" on the index column whose
+ * other operand has no variables and nothing volatile, with the sort
+ * semantics of the ordering operator.
+ */
+static bool
+SimhashPathkeyMatchesIndex(PathKey *pathkey, IndexOptInfo *index, Oid dist_opno)
+{
+	ListCell   *lc;
+
+	if (pathkey->pk_strategy != BTLessStrategyNumber || pathkey->pk_nulls_first ||
+		pathkey->pk_eclass->ec_has_volatile)
+		return false;
+	if (get_op_opfamily_sortfamily(dist_opno, index->opfamily[0]) != pathkey->pk_opfamily)
+		return false;
+	foreach(lc, pathkey->pk_eclass->ec_members)
+	{
+		EquivalenceMember *em = (EquivalenceMember *) lfirst(lc);
+		OpExpr	   *op = (OpExpr *) em->em_expr;
+		Node	   *left,
+				   *right;
+
+		if (!IsA(op, OpExpr) || op->opno != dist_opno || list_length(op->args) != 2)
+			continue;
+		left = linitial(op->args);
+		right = lsecond(op->args);
+		if (match_index_to_operand(left, 0, index) &&
+			!contain_var_clause(right) && !contain_volatile_functions(right))
+			return true;
+		if (match_index_to_operand(right, 0, index) &&
+			!contain_var_clause(left) && !contain_volatile_functions(left))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The leading part of root->query_pathkeys that one of the simhash indexes
+ * of "rel" can return in order, when that is neither nothing nor everything
+ * (core has built the index path for a complete match already); else NIL.
+ */
+List *
+SimhashKnnPrefixPathkeys(PlannerInfo *root, RelOptInfo *rel, List *simhash_indexes)
+{
+	int			nkeys = list_length(root->query_pathkeys);
+	int			best = 0;
+	ListCell   *lc;
+
+	/* the common case, a query without ORDER BY, costs one comparison */
+	if (nkeys < 2)
+		return NIL;
+	foreach(lc, simhash_indexes)
+	{
+		IndexOptInfo *index = lfirst_node(IndexOptInfo, lc);
+		Oid			dist_opno = SimhashGetCatalog()->distance_op;
+		int			n = 0;
+		ListCell   *lc2;
+
+		/* the indexes are the extension's, with its operators (planner.c) */
+		if (!index->amcanorderbyop || !OidIsValid(dist_opno))
+			continue;
+		foreach(lc2, root->query_pathkeys)
+		{
+			if (!SimhashPathkeyMatchesIndex(lfirst_node(PathKey, lc2), index, dist_opno))
+				break;
+			n++;
+		}
+		best = Max(best, n);
+	}
+	if (best == 0 || best == nkeys)
+		return NIL;
+	return list_copy_head(root->query_pathkeys, best);
+}
+
+/*
+ * Run core's index path generator for the simhash indexes of "rel" only,
+ * and, when prefix_pathkeys is not NIL, as if the query wanted that order:
+ * nearest-neighbour paths then carry the prefix as their pathkeys.
+ */
+void
+SimhashCreateIndexPaths(PlannerInfo *root, RelOptInfo *rel, List *simhash_indexes,
+						List *prefix_pathkeys)
+{
+	List	   *saved_indexlist = rel->indexlist;
+	List	   *saved_pathkeys = root->query_pathkeys;
+
+	rel->indexlist = simhash_indexes;
+	if (prefix_pathkeys != NIL)
+		root->query_pathkeys = prefix_pathkeys;
+	create_index_paths(root, rel);
+	rel->indexlist = saved_indexlist;
+	root->query_pathkeys = saved_pathkeys;
+}

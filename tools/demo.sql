@@ -72,5 +72,98 @@ EXPLAIN (COSTS OFF) SELECT path FROM docs ORDER BY fp <-> :'q' LIMIT 5;
 SELECT version, path, fp <-> :'q' AS distance FROM docs ORDER BY fp <-> :'q' LIMIT 5;
 
 \echo
-\echo '== 9. What simhash(text) looks at: the features of a sentence'
+\echo '== 9. Rows arriving through the near-duplicate trigger (link mode)'
+\echo '   A mirror already holds the 6.1 documentation.  Then the trigger is created, and'
+\echo '   the 6.12 documentation arrives one INSERT (one transaction) per document: each'
+\echo '   new row gets the key of its nearest earlier row within 3 bits, and the distance.'
+CREATE TABLE mirror (
+	id bigint PRIMARY KEY,
+	version text NOT NULL,
+	path text NOT NULL,
+	body text NOT NULL,
+	fp simhash64,		-- filled by a_fingerprint
+	dup_of bigint,		-- filled by b_near_duplicate: the nearest earlier row
+	dup_d int			-- and its distance (NULL: nothing within 3 bits)
+);
+CREATE INDEX ON mirror USING simhash (fp);
+CREATE TRIGGER a_fingerprint BEFORE INSERT OR UPDATE OF body ON mirror FOR EACH ROW
+	EXECUTE FUNCTION simhash_fingerprint_trigger(fp, body);
+INSERT INTO mirror (id, version, path, body)
+SELECT id, version, path, body FROM docs WHERE version = '6.1';
+CREATE TRIGGER b_near_duplicate BEFORE INSERT ON mirror FOR EACH ROW
+	EXECUTE FUNCTION simhash_near_duplicate_trigger(fp, 3, 'link', dup_of, dup_d);
+\echo '   (synchronous_commit is off for this session: no disk flush per row)'
+SET synchronous_commit = off;
+SELECT clock_timestamp() AS t0 \gset
+SELECT format('INSERT INTO mirror (id, version, path, body) SELECT id, version, path, body FROM docs WHERE id = %s', id)
+FROM docs WHERE version = '6.12' ORDER BY id \gexec
+SELECT count(*) AS arrived,
+	   round(extract(epoch FROM clock_timestamp() - :'t0'::timestamptz)::numeric, 1) AS seconds,
+	   count(a.dup_of) AS linked,
+	   count(*) FILTER (WHERE a.dup_d = 0) AS same_fingerprint,
+	   count(*) FILTER (WHERE a.dup_d > 0) AS edited,
+	   count(*) FILTER (WHERE e.path <> a.path) AS moved_or_copied,
+	   count(*) FILTER (WHERE e.version = '6.12') AS to_an_earlier_arrival,
+	   count(*) FILTER (WHERE a.path ~ '/zh_(CN|TW)/') || ' / ' ||
+	   count(a.dup_of) FILTER (WHERE a.path ~ '/zh_(CN|TW)/') AS chinese_arrived_linked
+FROM mirror a LEFT JOIN mirror e ON e.id = a.dup_of
+WHERE a.version = '6.12';
+
+\echo '   Arrivals edited in place (same path, 1 to 3 bits from their 6.1 version):'
+SELECT a.dup_d AS d, a.path, octet_length(a.body) - octet_length(e.body) AS bytes_added
+FROM mirror a JOIN mirror e ON e.id = a.dup_of
+WHERE a.version = '6.12' AND a.dup_d > 0 AND a.path = e.path AND a.path !~ '/zh_(CN|TW)/'
+ORDER BY a.dup_d DESC, abs(octet_length(a.body) - octet_length(e.body)) DESC LIMIT 5;
+\echo '   ... and in Chinese:'
+SELECT a.dup_d AS d, a.path, octet_length(a.body) - octet_length(e.body) AS bytes_added
+FROM mirror a JOIN mirror e ON e.id = a.dup_of
+WHERE a.version = '6.12' AND a.dup_d > 0 AND a.path = e.path AND a.path ~ '/zh_(CN|TW)/'
+ORDER BY a.dup_d DESC, abs(octet_length(a.body) - octet_length(e.body)) DESC LIMIT 5;
+\echo '   Arrivals linked to a document at another path: moved since 6.1, or copied within 6.12:'
+(SELECT a.dup_d AS d, a.path, e.version AS linked_to_version, e.path AS linked_to_path
+ FROM mirror a JOIN mirror e ON e.id = a.dup_of
+ WHERE a.version = '6.12' AND e.version = '6.1' AND a.path <> e.path AND a.body <> e.body
+ ORDER BY a.dup_d DESC, a.path LIMIT 4)
+UNION ALL
+(SELECT a.dup_d, a.path, e.version, e.path
+ FROM mirror a JOIN mirror e ON e.id = a.dup_of
+ WHERE a.version = '6.12' AND e.version = '6.12'
+ ORDER BY a.dup_d DESC, a.path LIMIT 4);
+
+\echo '   A crawler stores the edited texts of sections 3 and 4: RETURNING shows the links.'
+INSERT INTO mirror (id, version, path, body)
+VALUES (-1, 'crawled', 'edited coding-style.rst', :'edited'),
+	   (-2, 'crawled', 'edited zh_CN coding-style.rst', :'edited_zh'),
+	   (-3, 'crawled', 'a new text', 'Near-duplicate detection inside PostgreSQL, 数据库内的近似重复检测.')
+RETURNING id, path, dup_d,
+		  (SELECT version || ' ' || path FROM mirror m WHERE m.id = mirror.dup_of) AS dup_of;
+RESET synchronous_commit;
+
+\echo
+\echo '== 10. The largest near-duplicate clusters of the whole corpus (6.1 and 6.12)'
+\echo '   simhash_clusters(): connected components of "within 3 bits", each cluster'
+\echo '   named by its smallest id, with its size.'
+CREATE TEMP TABLE clusters AS
+SELECT * FROM simhash_clusters('SELECT id, fp FROM docs', 3) WHERE size > 1;
+SELECT count(DISTINCT cluster) AS clusters, count(*) AS documents_in_them,
+	   count(DISTINCT cluster) FILTER (WHERE size = 2) AS of_2,
+	   count(DISTINCT cluster) FILTER (WHERE size BETWEEN 3 AND 5) AS of_3_to_5,
+	   count(DISTINCT cluster) FILTER (WHERE size > 5) AS larger
+FROM clusters;
+SELECT c.cluster, c.size,
+	   count(*) FILTER (WHERE d.version = '6.1') AS in_6_1,
+	   count(DISTINCT d.path) AS paths,
+	   (SELECT path FROM docs WHERE id = c.cluster) AS first_document
+FROM clusters c JOIN docs d ON d.id = c.id
+GROUP BY c.cluster, c.size ORDER BY c.size DESC, c.cluster LIMIT 8;
+\echo '   The largest clusters holding Chinese documents (zh_CN, zh_TW), with their members:'
+SELECT c.cluster, c.size,
+	   string_agg(d.version || ' ' || replace(d.path, 'Documentation/translations/', '…/'), ', '
+				  ORDER BY d.id) AS members
+FROM clusters c JOIN docs d ON d.id = c.id
+WHERE c.cluster IN (SELECT cluster FROM clusters JOIN docs USING (id) WHERE path ~ '/zh_(CN|TW)/')
+GROUP BY c.cluster, c.size ORDER BY c.size DESC, c.cluster LIMIT 3;
+
+\echo
+\echo '== 11. What simhash(text) looks at: the features of a sentence'
 SELECT * FROM simhash_features('Near-duplicate detection, 近似重复检测 (Ａ ＦＵＬＬ-width Test)');

@@ -54,6 +54,14 @@ ISOLATION = simhash_insert_scan simhash_own_inserts simhash_vacuum simhash_cic s
 	simhash_subxact simhash_neardup_reject simhash_neardup_skip simhash_neardup_link
 ISOLATION_OPTS = --inputdir=$(srcdir)/sql_tests/isolation --load-extension=simhash
 
+# TAP suites (sql_tests/t/*.pl) through PGXS's own prove wiring:
+# make installcheck-tap [PROVE_TESTS=sql_tests/t/001_crash.pl].  They start
+# clusters of their own and take minutes, so they are not part of
+# installcheck (nor of the Debian package's autopkgtest); sql_tests/run.sh
+# runs them one by one.
+PROVE_TESTS ?= sql_tests/t/*.pl
+PROVE_FLAGS = -I sql_tests/t
+
 # -Werror with the warnings PostgreSQL's own headers trigger turned off
 PG_CFLAGS = -Wall -Wextra -Werror -Wno-unused-parameter \
 	-Wno-sign-compare -Wno-missing-field-initializers
@@ -61,6 +69,10 @@ PG_CFLAGS = -Wall -Wextra -Werror -Wno-unused-parameter \
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
+
+.PHONY: installcheck-tap
+installcheck-tap:
+	$(prove_installcheck)
 
 # every object depends on every header (PGXS does not track them)
 $(OBJS): $(wildcard $(srcdir)/src/*.h)

@@ -15,7 +15,7 @@ record() {						# record NAME STATUS
 
 # pg_regress (REGRESS) and isolation (ISOLATION) suites of the Makefile,
 # run in the unpacked PGXN release when tools/test.sh made and installed one
-# (sql_tests/pgxn.sh): that is the release's installcheck too
+# (sql_tests/release/pgxn.sh): that is the release's installcheck too
 installcheck_dir=${SIMHASH_INSTALLCHECK_DIR:-.}
 make -s -C "$installcheck_dir" PG_CONFIG="$PG_CONFIG" installcheck >installcheck.log 2>&1
 installcheck_status=$?
@@ -32,7 +32,7 @@ if [ "$installcheck_dir" != . ]; then
 fi
 
 # self-checking scripts: each exits non-zero on failure
-for script in sql_tests/*.py; do
+for script in sql_tests/checks/*.py; do
 	name=$(basename "$script" .py)
 	if /usr/bin/python3 "$script"; then
 		record "check/$name" ok

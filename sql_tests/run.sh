@@ -16,7 +16,6 @@ export SIMHASH_RESULTS=$results
 if [ -n "${SIMHASH_PRE_RESULTS:-}" ] && [ -f "$SIMHASH_PRE_RESULTS" ]; then
 	cat "$SIMHASH_PRE_RESULTS" >>"$results"
 fi
-pgxs_dir=$(dirname "$("$PG_CONFIG" --pgxs)")/../..
 
 echo "== pg_regress, isolation and self-checking suites ($("$PG_BINDIR/postgres" --version))"
 cluster=$(mktemp -d /tmp/simhash-cluster.XXXXXX)
@@ -27,21 +26,22 @@ else
 	echo "FAIL cluster" | tee -a "$results"
 fi
 
+# TAP suites, one "make installcheck-tap" (PGXS's prove wiring) each
 if compgen -G "sql_tests/t/*.pl" >/dev/null; then
 	echo "== TAP suites"
+	tap_logs=$(mktemp -d /tmp/simhash-tap.XXXXXX)
 	for t in sql_tests/t/*.pl; do
 		name=tap/$(basename "$t" .pl)
-		mkdir -p tmp_check
-		if TESTDIR=$root PATH="$PG_BINDIR:$PATH" \
-			PERL5LIB="$pgxs_dir/src/test/perl" \
-			PG_REGRESS="$pgxs_dir/src/test/regress/pg_regress" \
-			prove -v "$t" >"tmp_check/$(basename "$t").log" 2>&1; then
+		log=$tap_logs/$(basename "$t").log
+		if make -s --no-print-directory PG_CONFIG="$PG_CONFIG" installcheck-tap \
+			PROVE_TESTS="$t" PROVE_FLAGS="-I sql_tests/t -v" >"$log" 2>&1; then
 			echo "PASS $name" | tee -a "$results"
 		else
-			tail -30 "tmp_check/$(basename "$t").log"
+			tail -30 "$log"
 			echo "FAIL $name" | tee -a "$results"
 		fi
 	done
+	rm -rf "$tap_logs"
 fi
 
 passed=$(grep -c '^PASS' "$results")

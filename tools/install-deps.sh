@@ -19,7 +19,7 @@ packages=(
 	libipc-run-perl            # TAP tests (PostgreSQL::Test::Cluster)
 	python3                    # reference implementation and test drivers
 	python3-xxhash             # reference implementation
-	python3-psycopg2           # the SQL fuzzer (sql_tests/fuzz_check.py)
+	python3-psycopg2           # the SQL fuzzer (sql_tests/checks/fuzz_check.py)
 	fortunes-zh                # Chinese test documents
 	xz-utils                   # unpacking the kernel documentation (demo, bench)
 	ca-certificates

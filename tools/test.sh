@@ -3,8 +3,8 @@
 #
 # Run as root from anywhere: installs the dependencies, builds, installs,
 # tests and purges the Debian package in the system's PostgreSQL
-# (sql_tests/package.sh), builds the extension with -Werror and installs
-# it, builds and installs the PGXN release zip (sql_tests/pgxn.sh), then
+# (sql_tests/release/package.sh), builds the extension with -Werror and installs
+# it, builds and installs the PGXN release zip (sql_tests/release/pgxn.sh), then
 # runs every suite as the postgres user against throw-away clusters
 # (sql_tests/run.sh; the pg_regress and isolation suites in the unpacked
 # release).
@@ -37,7 +37,7 @@ pre_results=$work/results.pre
 # One package test at a time on this machine.
 (
 	flock 9
-	SIMHASH_RESULTS=$pre_results bash sql_tests/package.sh
+	SIMHASH_RESULTS=$pre_results bash sql_tests/release/package.sh
 ) 9>/run/lock/simhash-package-test.lock
 
 echo "== building and installing"
@@ -53,7 +53,7 @@ fi
 # the pg_regress and isolation suites run in the unpacked release, which is
 # its installcheck.  Without it, they run in the checkout.
 installcheck_dir=
-if SIMHASH_RESULTS=$pre_results bash sql_tests/pgxn.sh "$work/pgxn"; then
+if SIMHASH_RESULTS=$pre_results bash sql_tests/release/pgxn.sh "$work/pgxn"; then
 	installcheck_dir=$(echo "$work"/pgxn/simhash-*)
 else
 	make -s install >"$build_log" 2>&1 || cat "$build_log"

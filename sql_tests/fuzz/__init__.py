@@ -1,4 +1,4 @@
-"""The randomized SQL fuzzer of sql_tests/fuzz_check.py, in parts:
+"""The randomized SQL fuzzer of sql_tests/checks/fuzz_check.py, in parts:
 
 runner.py   connections, statement log, failure detection, crash recovery
 spell.py    the spellings of radius, centre and ball, and their Python truth

@@ -1,5 +1,5 @@
 #!/bin/bash
-# sql_tests/pgxn.sh DIR -- the PGXN release zip, as a user gets it.  Run as
+# sql_tests/release/pgxn.sh DIR -- the PGXN release zip, as a user gets it.  Run as
 # root (tools/test.sh does, after it has installed the extension with make).
 #
 # "make dist" in a scratch copy of the checkout; the zip is named from
@@ -10,9 +10,9 @@
 # last check, which tools/test.sh has sql_tests/in-cluster.sh run there.
 # Appends "PASS pgxn/..." or "FAIL pgxn/..." lines to $SIMHASH_RESULTS.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 : "${SIMHASH_RESULTS:?}" "${PG_CONFIG:?}"
-dir=${1:?usage: sql_tests/pgxn.sh DIR}
+dir=${1:?usage: sql_tests/release/pgxn.sh DIR}
 
 . sql_tests/record.sh
 

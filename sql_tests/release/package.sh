@@ -1,5 +1,5 @@
 #!/bin/bash
-# sql_tests/package.sh -- the Debian package postgresql-15-simhash, end to
+# sql_tests/release/package.sh -- the Debian package postgresql-15-simhash, end to
 # end, in the system's PostgreSQL 15.  Run as root (tools/test.sh does,
 # before it installs the extension with make).
 #
@@ -12,7 +12,7 @@
 # checks that nothing is left.  Appends "PASS package/..." or
 # "FAIL package/..." lines to $SIMHASH_RESULTS.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 : "${SIMHASH_RESULTS:?}"
 
 pkg=postgresql-15-simhash

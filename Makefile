@@ -10,6 +10,7 @@ OBJS = \
 	src/distance.o \
 	src/fingerprint.o \
 	src/knnpath.o \
+	src/nearestsort.o \
 	src/neardup_lock.o \
 	src/neardup_search.o \
 	src/planner.o \

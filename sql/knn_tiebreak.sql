@@ -1,7 +1,7 @@
 --
 -- "ORDER BY fp <-> q, other keys": the simhash index returns rows by
--- distance, an Incremental Sort orders each group of equal distance by the
--- other keys (knnpath.c)
+-- distance, a SimhashNearestSort node orders each group of equal distance
+-- by the other keys (nearestsort.c), an Incremental Sort when that is off
 --
 CREATE FUNCTION fp_of(i int8) RETURNS simhash64 LANGUAGE sql IMMUTABLE AS
 $$ SELECT ((hashint8(i)::int8 << 32) | (hashint8(-i)::int8 & 4294967295))::simhash64 $$;
@@ -37,7 +37,7 @@ SELECT count(DISTINCT d) AS distances, max(n) AS largest_group, min(n) AS smalle
 	   sum(n) FILTER (WHERE d IS NULL) AS null_fingerprints
 FROM (SELECT fp <-> fp_of(0) AS d, count(*) AS n FROM kt GROUP BY 1) s;
 
--- the plan: the nearest-neighbour scan and an Incremental Sort on top
+-- the plan: the nearest-neighbour scan and a nearest sort on top
 EXPLAIN (COSTS OFF)
 SELECT id FROM kt ORDER BY fp <-> fp_of(0), id LIMIT 10;
 EXPLAIN (COSTS OFF)
@@ -60,12 +60,12 @@ SELECT fp <-> fp_of(0) AS d, id FROM kt ORDER BY fp <-> fp_of(0), id OFFSET 5990
 SELECT fp <-> fp_of(0) AS d, g, t, id FROM kt
 ORDER BY fp <-> fp_of(0), g DESC, t NULLS FIRST, id DESC LIMIT 12;
 
--- Compare a query under a plan with the simhash index and an Incremental
--- Sort (forced, whatever LIMIT makes cheapest; the plan must be LIKE
+-- Compare a query under a plan with the simhash index and a nearest sort
+-- (forced, whatever LIMIT makes cheapest; the plan must be LIKE
 -- plan_like) against a sequential scan and a sort: 'same', or what
 -- differs.  "query" selects exactly its sort keys, so that rows tied on
 -- every key compare equal whichever comes first.
-CREATE FUNCTION kt_compare(query text, plan_like text DEFAULT '%Incremental Sort%Index Scan using kt_fp%')
+CREATE FUNCTION kt_compare(query text, plan_like text DEFAULT '%SimhashNearestSort%Index Scan using kt_fp%')
 RETURNS text LANGUAGE plpgsql AS $$
 DECLARE
 	plan text := '';
@@ -157,7 +157,7 @@ FROM kt_q, generate_series(0, 6) k,
 							   replace(replace(o.ord, ' DESC', ''), '$Q', quote_literal(q) || '::simhash64'),
 							   replace(replace(w.w, '$K', k::text), '$Q', quote_literal(q) || '::simhash64'),
 							   replace(o.ord, '$Q', quote_literal(q) || '::simhash64'), o.lim),
-						'%Incremental Sort%Index Scan using kt_fp%Index Cond%') r
+						'%SimhashNearestSort%Index Scan using kt_fp%Index Cond%') r
 WHERE qn = 2 AND r <> 'same';
 
 -- the comparisons can fail: the index's own order within a group is not
@@ -240,6 +240,50 @@ SELECT q.qn, array_agg(n.id) AS nearest,
 	   (SELECT array_agg(id) FROM (SELECT id FROM kt ORDER BY hamming(fp, q.q) + 0, id LIMIT 3) s) AS expected
 FROM kt_q q, LATERAL (SELECT id FROM kt ORDER BY fp <-> q.q, id LIMIT 3) n
 GROUP BY q.qn, q.q ORDER BY q.qn;
+
+-- The nearest sort reads no row beyond the group that completes the LIMIT:
+-- it asks the index whether a distance is done.  With LIMIT 1936 the last
+-- row is the last of the 1936 within 4 bits of the centre, and the index
+-- scan returns exactly those; the next row is 17 bits away.  An Incremental
+-- Sort must read that next row too, and the scan must search that far to
+-- find it.
+SELECT count(*) FILTER (WHERE fp <-> fp_of(0) <= 4) AS within_4,
+	   min(fp <-> fp_of(0)) FILTER (WHERE fp <-> fp_of(0) > 4) AS next_distance
+FROM kt;
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+SELECT id FROM kt ORDER BY fp <-> fp_of(0), id LIMIT 1936;
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+SELECT id FROM kt ORDER BY fp <-> fp_of(0), id LIMIT 5;
+SET simhash.enable_nearest_sort = off;
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+SELECT id FROM kt ORDER BY fp <-> fp_of(0), id LIMIT 1936;
+
+-- with the nearest sort off, the Incremental Sort gives the same rows
+SELECT f.fn, q.qn, l.n, r
+FROM kt_forms f, kt_q q JOIN kt_limits l USING (qn),
+	 LATERAL kt_compare(format('SELECT %s FROM kt ORDER BY %s LIMIT %s',
+							   replace(f.sel, '$Q', quote_literal(q.q) || '::simhash64'),
+							   replace(f.ord, '$Q', quote_literal(q.q) || '::simhash64'),
+							   coalesce(l.n::text, 'ALL')),
+						'%Incremental Sort%Index Scan using kt_fp%') r
+WHERE f.fn IN (1, 4, 7) AND r <> 'same';
+RESET simhash.enable_nearest_sort;
+
+-- groups larger than work_mem are sorted on disk; a scrollable cursor
+-- gets a Material node to go backward
+SET work_mem = '64kB';
+SELECT r FROM kt_compare('SELECT fp <-> fp_of(100), t, g, id, fp FROM kt
+						 ORDER BY fp <-> fp_of(100), t DESC, g, id') r;
+RESET work_mem;
+BEGIN;
+DECLARE kt_cur SCROLL CURSOR FOR SELECT id FROM kt ORDER BY fp <-> fp_of(0), id DESC;
+FETCH 3 FROM kt_cur;
+FETCH LAST FROM kt_cur;
+FETCH BACKWARD 2 FROM kt_cur;
+FETCH ABSOLUTE 2 FROM kt_cur;
+COMMIT;
+SELECT (SELECT array_agg(id) FROM (SELECT id FROM kt ORDER BY hamming(fp, fp_of(0)) + 0, id DESC LIMIT 3) s) AS first_three,
+	   (SELECT array_agg(id) FROM (SELECT id FROM kt ORDER BY hamming(fp, fp_of(0)) + 0 DESC NULLS FIRST, id LIMIT 3) s) AS last_three;
 
 DROP TABLE kt, kt_q, kt_forms, kt_limits, kt_parted;
 DROP FUNCTION fp_of(int8), kt_mask(int), kt_compare(text, text), kt_generic(simhash64, int, int);

@@ -83,9 +83,9 @@ SimhashPathkeyMatchesIndex(PathKey *pathkey, IndexOptInfo *index, Oid dist_opno)
 }
 
 /*
- * The leading part of root->query_pathkeys that one of the simhash indexes
- * of "rel" can return in order, when that is neither nothing nor everything
- * (core has built the index path for a complete match already); else NIL.
+ * The first of root->query_pathkeys, when one of the simhash indexes of
+ * "rel" can return rows in its order but not in that of all of them (core
+ * has built the index path for a complete match already); else NIL.
  */
 List *
 SimhashKnnPrefixPathkeys(PlannerInfo *root, RelOptInfo *rel, List *simhash_indexes)
@@ -117,7 +117,13 @@ SimhashKnnPrefixPathkeys(PlannerInfo *root, RelOptInfo *rel, List *simhash_index
 	}
 	if (best == 0 || best == nkeys)
 		return NIL;
-	return list_copy_head(root->query_pathkeys, best);
+
+	/*
+	 * The scan orders by the first distance only (a second one is ordered
+	 * by the executor, see shgettuple), so ask for that alone: the nearest
+	 * sort or an Incremental Sort then orders each group by all the rest.
+	 */
+	return list_make1(linitial(root->query_pathkeys));
 }
 
 /*
@@ -138,4 +144,6 @@ SimhashCreateIndexPaths(PlannerInfo *root, RelOptInfo *rel, List *simhash_indexe
 	create_index_paths(root, rel);
 	rel->indexlist = saved_indexlist;
 	root->query_pathkeys = saved_pathkeys;
+	if (prefix_pathkeys != NIL)
+		SimhashAddNearestSortPaths(root, rel, prefix_pathkeys);
 }

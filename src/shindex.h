@@ -343,6 +343,9 @@ extern void SimhashSearchWithin(Relation index, uint64 center, int radius,
 								SimhashFoundCallback found, void *arg);
 extern int64 SimhashCountWithin(Relation index, uint64 center, int radius, int64 limit);
 
+/* shknn.c: asked by the nearest sort node */
+extern bool SimhashKnnReturnedWithin(IndexScanDesc scan, int dist);
+
 /* shvacuum.c */
 extern IndexBulkDeleteResult *shbulkdelete(IndexVacuumInfo *info,
 										   IndexBulkDeleteResult *stats,

@@ -167,3 +167,37 @@ SimhashOrderedNext(IndexScanDesc scan, SimhashHit *hit)
 	}
 }
 
+
+/*
+ * Has this nearest-neighbour scan returned every entry at distance <= dist?
+ * It searches only as far as it takes to tell: the nearest sort node
+ * (nearestsort.c) asks this at the end of a group of equal distance instead
+ * of reading the next row, which could need a search up to the next
+ * distance that has any row at all.  False while an entry within dist is
+ * still to be returned, and for scans that are not ordered.
+ */
+bool
+SimhashKnnReturnedWithin(IndexScanDesc scan, int dist)
+{
+	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
+
+	if (!so->started ||
+		(so->mode != SIMHASH_SCAN_KNN && so->mode != SIMHASH_SCAN_SORTED))
+		return false;
+	dist = Min(dist, SIMHASH_BITS);
+	for (;;)
+	{
+		for (int d = so->emitdist; d <= dist; d++)
+		{
+			if (so->buckets[d].pos < so->buckets[d].n)
+				return false;
+		}
+		/* every entry within "settled" (or the radius qual) has been found */
+		if (so->settled >= dist || so->settled >= so->emitlimit)
+			return true;
+		CHECK_FOR_INTERRUPTS();
+		/* a sorted scan collects all its matches before its first row */
+		Assert(so->mode == SIMHASH_SCAN_KNN);
+		SimhashKnnExpand(scan);
+	}
+}

@@ -37,5 +37,6 @@ _PG_init(void)
 	SimhashInstallInsertHooks();
 	SimhashInstallPlannerHook();
 	SimhashInstallJoinHook();
+	SimhashInstallNearestSort();
 	MarkGUCPrefixReserved("simhash");
 }

@@ -93,4 +93,8 @@ extern List *SimhashKnnPrefixPathkeys(PlannerInfo *root, RelOptInfo *rel,
 extern void SimhashCreateIndexPaths(PlannerInfo *root, RelOptInfo *rel,
 									List *simhash_indexes, List *prefix_pathkeys);
 
+/* nearestsort.c */
+extern void SimhashInstallNearestSort(void);
+extern void SimhashAddNearestSortPaths(PlannerInfo *root, RelOptInfo *rel, List *prefix);
+
 #endif							/* SIMHASH_PLANNER_H */

@@ -37,7 +37,8 @@
 #                   smaller) into an empty table that already has the index,
 #                   for each method; the simhash index is then checked.
 # Sizes of 50M rows and more run the simhash index and the sequential scan
-# only (steps 1-4, uniform data) unless FULL=1.
+# only (steps 1-4, uniform data) unless FULL=1; LIGHT=1 does the same at any
+# size (e.g. to measure the simhash index alone after a change).
 #
 # Results: ixb_results in the database, exported after every (size,
 # dataset) to bench/index/results/run-<id>.csv (with run-<id>.meta);
@@ -51,7 +52,7 @@
 # BULK_ROWS (1000000), KEEP=1 (keep the tables), FULL=1, JIT (off: the
 # default jit = on compiles the sequential scans' expressions at 10M rows and
 # up, which here made them no faster; set JIT=on to measure with it),
-# SKIP_CLIENT=1, SKIP_INSERT=1.
+# SKIP_CLIENT=1, SKIP_INSERT=1, LIGHT=1.
 # Needs psql, pgbench, /usr/bin/python3 (python3-matplotlib for the plot;
 # installed with apt-get when missing and running as root), df.
 set -euo pipefail
@@ -256,7 +257,7 @@ one_block() {	# SIZE DATASET
 	dataset=$2
 	n=$(rows_of "$size")
 	size=$(echo "$size" | tr a-z A-Z)
-	if [ "$n" -ge 50000000 ] && [ -z "${FULL:-}" ]; then full=0; else full=1; fi
+	if { [ "$n" -ge 50000000 ] && [ -z "${FULL:-}" ]; } || [ -n "${LIGHT:-}" ]; then full=0; else full=1; fi
 	if [ $full = 1 ]; then seqnq=${SEQ_NQ:-30}; truthnq=$nq; else seqnq=${SEQ_NQ:-10}; truthnq=$seqnq; fi
 	prefix=ixb_${dataset:0:1}_$(echo "$size" | tr A-Z a-z)
 	log "== $size rows ($n), $dataset, tables ${prefix}_*, $([ $full = 1 ] && echo 'all methods' || echo 'simhash and sequential scan only')"

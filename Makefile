@@ -23,6 +23,8 @@ OBJS = \
 	src/shinsert.o \
 	src/shjoin.o \
 	src/shjoinexec.o \
+	src/shjoinprobe.o \
+	src/shjointable.o \
 	src/shpage.o \
 	src/shknn.o \
 	src/shprobe.o \

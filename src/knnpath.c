@@ -3,27 +3,12 @@
  * knnpath.c
  *	  Nearest-neighbour index paths for "ORDER BY fp <-> q, other keys".
  *
- * PostgreSQL 15 matches an ORDER BY to an index's ordering operators only
- * when every sort key matches (match_pathkeys_to_index gives up at the
- * first key that does not), so "ORDER BY fp <-> q, id LIMIT n" gets no
- * index path at all: a tie-break column turns a nearest-neighbour scan into
- * a sequential scan and a sort of the whole table.
- *
- * The simhash index returns rows in exact distance order, which is an
- * ordering by the leading sort key(s).  So the planner hook (planner.c)
- * asks core's own index path generator for the simhash indexes once more
- * while root->query_pathkeys is cut down to that leading part: core then
- * builds the nearest-neighbour index path (with any index conditions, the
- * derived radius clauses included) whose pathkeys are that prefix.  Nothing
- * else is needed: the upper planner (create_ordered_paths, the grouping and
- * window paths) already considers an Incremental Sort on top of any path
- * whose pathkeys are a prefix of the ones it needs, costs it with LIMIT in
- * mind, and keeps it only when it is cheaper than the alternatives.  The
- * Incremental Sort orders each group of rows at equal distance by the
- * remaining keys, in any direction and NULL order; rows with a NULL
- * fingerprint come last from the index, as they do from a sort of the
- * distance ascending (NULLS LAST), and form one group.  An append of
- * partitions gets a Merge Append of such scans the same way.
+ * Core builds no index path for "ORDER BY fp <-> q, id": PostgreSQL 15
+ * matches an ORDER BY to an index only when every sort key matches.  The
+ * planner hook (planner.c) asks core's index path generator once more with
+ * the query's pathkeys cut to the distance, and nearestsort.c puts a sort
+ * of each group of equal distance on top.  See src/README, "Nearest
+ * neighbours with a tie-break".
  *
  * Copyright (c) 2026, the simhash authors
  *

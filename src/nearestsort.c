@@ -4,15 +4,10 @@
  *	  SimhashNearestSort: "ORDER BY fp <-> q, other keys" over a
  *	  nearest-neighbour index scan, one group of equal distance at a time.
  *
- * The index returns rows by distance; this node sorts each group of rows at
- * one distance by the other keys.  An Incremental Sort would do the same,
- * but it learns that a group has ended only from the first row of the next
- * one, and the scan finds that row only by searching up to the next
- * distance that has any row: with LIMIT, often much farther than the rows
- * returned.  This node asks the index instead whether every row within the
- * group's distance has been returned (SimhashKnnReturnedWithin), which
- * needs the search to reach that distance and no farther.  See src/README,
- * "Nearest neighbours with a tie-break".
+ * The index returns rows by distance; this node sorts the rows of each
+ * distance by the other keys, and asks the index when a distance is done
+ * instead of reading the next row as an Incremental Sort must.  See
+ * src/README, "Nearest neighbours with a tie-break".
  *
  * Copyright (c) 2026, the simhash authors
  *

@@ -28,6 +28,7 @@ OBJS = \
 	src/shpage.o \
 	src/shknn.o \
 	src/shprobe.o \
+	src/shrange.o \
 	src/shread.o \
 	src/shscan.o \
 	src/shsort.o \

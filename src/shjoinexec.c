@@ -178,35 +178,6 @@ SimhashBeginJoin(CustomScanState *node, EState *estate, int eflags)
 											 ALLOCSET_SMALL_SIZES);
 }
 
-/*
- * Evaluate a fingerprint argument on the scan slot, whose outer or inner
- * part has just been filled.  Returns false for NULL.
- */
-bool
-SimhashEvalArg(SimhashJoinState *state, ExprState *expr, int attno, uint64 *fp)
-{
-	TupleTableSlot *slot = state->css.ss.ss_ScanTupleSlot;
-	ExprContext *econtext = state->css.ss.ps.ps_ExprContext;
-	Datum		d;
-	bool		isnull;
-
-	if (expr == NULL)
-	{
-		if (slot->tts_isnull[attno])
-			return false;
-		*fp = DatumGetSimhash64(slot->tts_values[attno]);
-		return true;
-	}
-	ExecStoreVirtualTuple(slot);
-	econtext->ecxt_scantuple = slot;
-	d = ExecEvalExprSwitchContext(expr, econtext, &isnull);
-	ExecClearTuple(slot);
-	if (isnull)
-		return false;
-	*fp = DatumGetSimhash64(d);
-	return true;
-}
-
 /* The radius k' of this scan (-1 when nothing can match), from k. */
 static int
 SimhashJoinRadius(SimhashJoinState *state)
@@ -221,64 +192,6 @@ SimhashJoinRadius(SimhashJoinState *state)
 		return -1;
 	return SimhashClampRadius(SimhashIntegerDatum(d, exprType((Node *) bound->expr)),
 							  state->adjust);
-}
-
-/*
- * Prepare the per-band probe masks for radius k': the keys within r_j bits
- * of 0, each probe's key being the outer block XOR a mask.  A plan that
- * reads one band whole needs no masks.
- */
-void
-SimhashJoinPlanProbes(SimhashJoinState *state)
-{
-	MemoryContext oldcxt;
-
-	SimhashPlanProbes(state->radius, state->table.nrows, &state->probes);
-	state->whole_band = -1;
-	if (state->probes.fullscan)
-	{
-		/* every key of one band: radius 16 there, no other band */
-		state->whole_band = state->probes.fullscan_band;
-		for (int j = 0; j < SIMHASH_NBANDS; j++)
-			state->probes.radius[j] = (j == state->whole_band) ? SIMHASH_BLOCK_BITS : -1;
-	}
-	MemoryContextReset(state->probe_cxt);
-	oldcxt = MemoryContextSwitchTo(state->probe_cxt);
-	for (int j = 0; j < SIMHASH_NBANDS; j++)
-	{
-		int			n = 0;
-
-		state->nmasks[j] = 0;
-		state->masks[j] = NULL;
-		if (j == state->whole_band)
-		{
-			state->nmasks[j] = 1;	/* one "probe": the whole band */
-			continue;
-		}
-		if (state->probes.radius[j] < 0)
-			continue;
-		for (int bits = 0; bits <= state->probes.radius[j]; bits++)
-			n += (int) SimhashRingSize(bits);
-		state->masks[j] = palloc(sizeof(uint16) * n);
-		n = 0;
-		for (int bits = 0; bits <= state->probes.radius[j]; bits++)
-			n += SimhashEnumerateRing(0, bits, state->masks[j] + n);
-		state->nmasks[j] = n;
-	}
-	MemoryContextSwitchTo(oldcxt);
-	for (int j = 0; j < SIMHASH_NBANDS; j++)
-	{
-		state->zero_lanes[j] = 0;
-		state->wide[j] = false;
-		for (int i = 0; i < j; i++)
-		{
-			if (state->probes.radius[i] == 0)
-				state->zero_lanes[j] |= UINT64CONST(0x8000) <<
-					(SIMHASH_BITS - SIMHASH_BLOCK_BITS * (i + 1));
-			else if (state->probes.radius[i] > 0)
-				state->wide[j] = true;
-		}
-	}
 }
 
 /* ExecCustomScan: the next joined row that passes the other join clauses. */

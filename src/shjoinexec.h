@@ -124,11 +124,9 @@ typedef struct SimhashJoinState
 	int			max_batches;
 } SimhashJoinState;
 
-/* shjoinexec.c */
+/* shjointable.c */
 extern bool SimhashEvalArg(SimhashJoinState *state, ExprState *expr, int attno, uint64 *fp);
 extern void SimhashJoinPlanProbes(SimhashJoinState *state);
-
-/* shjointable.c */
 extern void SimhashJoinLoadBatch(SimhashJoinState *state);
 
 /* shjoinprobe.c */

@@ -113,7 +113,8 @@ extern BlockNumber SimhashLeftmostLeaf(IndexScanDesc scan, int tree);
 extern void SimhashFilterBatch(SimhashScanOpaque so, int band, const int *radii,
 							   bool bucketed);
 
-/* shscan.c: range scans */
+/* shrange.c: range scans */
+extern void SimhashRangeBegin(IndexScanDesc scan);
 extern bool SimhashRangeNext(IndexScanDesc scan);
 
 /* shknn.c: nearest-neighbour and sorted scans */

@@ -3,43 +3,13 @@
  * neardup_lock.c
  *	  Key-range locks that make the near-duplicate check race-free.
  *
- * The index entries of a transaction's rows wait in its memory until it
- * commits (shinsert.c), so another transaction checking a near-copy at the
- * same moment cannot see them.  Rather than give up that batching, a check
- * of fingerprint f within k first locks "cells" (band, 16-bit key) and
- * holds them until its transaction ends.  The second of two conflicting
- * checks then waits until the first has committed, its rows written to the
- * index, or aborted; see src/README for the argument, in short:
- *
- *	f's own cell in every band, (j, block_j(f)), is taken in ExclusiveLock.
- *	With the canonical radii r_j for k (sum of r_j + 1 > k, spread evenly),
- *	every other key within r_j bits of block_j(f) is taken in ShareLock.
- *	If g is within k of f, then in some band j their blocks are within r_j
- *	bits (the pigeonhole argument of the index), so f's check holds a lock
- *	on g's own cell there, which g's check holds in ExclusiveLock: they
- *	conflict.  This holds whatever k g was checked with (the trigger's
- *	k may be 'auto', per row), since own cells are locked in all bands.
- *
- * Cells are taken in increasing order of their lock tags, so checks of
- * single rows never deadlock.  The locks are advisory locks of the database
- * with a class of their own (locktag_field4 SIMHASH_LOCK_CELL, which the SQL
- * advisory lock functions never use).  pg_locks shows them to every role, so
- * the tag is not the cell number, which would spell out the blocks of the
- * fingerprint being inserted, but a hash of it keyed with a secret of the
- * cluster (SimhashCellTag); two cells sharing a tag only wait for each other
- * needlessly.  A scope (rows that compete only with rows of equal scope
- * values) hashes into the cell number, which only spares unrelated tenants
- * some waiting: rows of one scope always lock the same cells.
- *
- * Heavyweight locks come from a shared table of limited size, so a check
- * needing too many cells (large k), or a transaction that has taken its
- * share of that table (max_locks_per_transaction cells: a bulk load through
- * the trigger), takes one lock on the whole table instead: ExclusiveLock on
- * its table cell, which conflicts with the RowExclusiveLock every
- * cell-locking check holds there.  It waits for the transactions checking
- * rows at that moment, and then runs alone among the table's near-duplicate
- * checks until it ends.  (Two transactions escalating at once wait for each
- * other: the deadlock detector cancels one, which can retry.)
+ * A check of fingerprint f within k locks "cells" (band, 16-bit key) until
+ * its transaction ends: f's own cell in every band exclusively, every other
+ * key within the canonical radii in share mode, so that two checks of
+ * fingerprints within k of each other conflict whatever k each used.  A
+ * check needing too many cells locks the whole table instead.  See
+ * src/README, "The near-duplicate triggers", for the argument, the lock
+ * tags and the lock budget.
  *
  * Copyright (c) 2026, the simhash authors
  *

@@ -3,40 +3,10 @@
  * shjoin.c
  *	  SimhashJoin: an in-memory band join for "a.fp <-> b.fp <= k".
  *
- * Listing every near-duplicate pair of a large table as a nested loop costs
- * one index probe per outer row and, worse, one heap fetch per pair found.
- * This custom join reads each side once instead.  It loads the inner side
- * (its fingerprints and the columns the query needs) into memory, sorts it
- * four times by the four 16-bit blocks of the fingerprint (a counting sort
- * per band), and streams the outer side: each outer row probes the bands
- * like the index does (shprobe.c: band j is probed at every key within r_j
- * bits of the row's block j, with sum_j (r_j + 1) > k), so every inner row
- * within k is reached at least once.  A candidate reached in band j is
- * reported only if no earlier probed band would have reached it, so each
- * pair comes out once, without a hash set.  The remaining join clauses
- * (say "a.id < b.id") are evaluated on the joined row like any scan qual.
- *
- * If the inner side does not fit in hash_mem (work_mem x hash_mem_multiplier)
- * it is loaded in batches; the outer rows of the first pass are kept in a
- * tuplestore and read again for each further batch.
- *
- * set_join_pathlist_hook offers the path for inner joins whose restriction
- * list holds a clause
- *
- *		dist(x, y) <= k   (or <, >=, >; or simhash_within(x, y, k))
- *
- * with x computed from the outer relation alone, y from the inner alone, and
- * k free of both (a constant, a parameter, a stable expression), as
- * clause.c recognizes it.
- * The clause "col <@ simhash_ball(q, k)" that planner.c derives from the
- * original for index scans is implied by it, so the join drops it.  The
- * path competes on cost with the nested loop over a parameterized index
- * scan, which remains the better plan when the outer side is small.
- *
- * Not offered: outer and semi joins; UPDATE, DELETE, MERGE and row locking
- * (their EvalPlanQual rechecks would need a per-row recheck method); paths
- * under lateral references or placeholders.  Under a Gather, each process
- * joins its share of the outer rows against its own copy of the inner side.
+ * The planning half: set_join_pathlist_hook offers the path for an inner
+ * join on "dist(x, y) <= k" (any spelling clause.c recognizes), costs it,
+ * and turns it into a CustomScan; execution is in shjoinexec.c.  See
+ * src/README, "The band join".
  *
  * Copyright (c) 2026, the simhash authors
  *

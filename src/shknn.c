@@ -3,22 +3,10 @@
  * shknn.c
  *	  Nearest-neighbour scans of the simhash index ("ORDER BY fp <-> q").
  *
- * The search radius grows one band at a time, round robin: probing band j
- * at ring r means reading the keys exactly r bits from the query's block j.
- * After the bands have been probed up to radii r_0..r_3, every entry within
- * sum(r_j + 1) - 1 of the query has been seen (see shprobe.c), so found
- * entries up to that distance ("settled"), and those found one bit farther
- * (nothing unseen can be closer than that), are returned, closest first,
- * from a bucket queue indexed by the exact distance 0..64.  An entry is added
- * only by the first ring that reaches it: when band j reaches an entry, no
- * other band's current radius may already cover it.
- *
- * When the next ring would cost more than reading a whole band, the scan
- * reads the band completely instead (skipping entries already reached),
- * which settles every distance.  Rows with a NULL fingerprint come last,
- * with a NULL distance, as in a sort.  With a radius qual around the same
- * centre the scan stops at the radius; with a qual around another centre
- * ("sorted" mode) its matches are collected and returned by distance.
+ * The search radius grows one ring of one band at a time, and found entries
+ * are returned from a bucket queue by exact distance as soon as nothing
+ * unseen can be closer; a sorted scan collects its qual's matches first.
+ * See src/README, "Scans".
  *
  * Copyright (c) 2026, the simhash authors
  *

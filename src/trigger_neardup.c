@@ -7,24 +7,10 @@
  *	CREATE TRIGGER docs_near BEFORE INSERT OR UPDATE ON docs FOR EACH ROW
  *		EXECUTE FUNCTION simhash_near_duplicate_trigger(fp, 3, 'reject');
  *
- * Arguments: the fingerprint column, the radius k (0 to 64) and the action,
- * then options:
- *
- *	reject		an error (23P01) naming the nearest existing row;
- *	skip		the row is not stored;
- *	link		the row is stored, with the nearest row's key and distance in
- *				the columns named next (link_key=col, link_distance=col, or
- *				positionally), NULL when nothing is within k;
- *	scope=a,b	only rows with equal values in these columns compete.
- *
- * The nearest row within k wins, the smallest key among equals.  Rows of
- * the same statement and transaction count, so a batch with two
- * near-copies keeps the first; on a partitioned table every partition's
- * rows compete.  NULL fingerprints (and NULL scope values) never match.
- * The check is race-free at every isolation level: see neardup_lock.c for
- * the locks and neardup_search.c for the search; under REPEATABLE READ or
- * SERIALIZABLE a match committed after the transaction's snapshot is a
- * serialization failure (40001), as for INSERT ... ON CONFLICT.
+ * This file reads and checks the trigger's arguments and applies the action
+ * (reject, skip, link); the search is in neardup_search.c and the locks
+ * that make it race-free in neardup_lock.c.  README.md documents the
+ * arguments; src/README, "The near-duplicate triggers", the design.
  *
  * Copyright (c) 2026, the simhash authors
  *

@@ -31,7 +31,7 @@ METHOD_NAMES = {
     'knn_simhash': 'simhash `ORDER BY <->`',
     'knn_seqsort': 'seq scan + top-10 sort',
     'knn_seqsort_par2': 'seq scan + top-10 sort, 2 workers',
-    'knn_simhash_tie': 'simhash `ORDER BY <->, id` (Incremental Sort)',
+    'knn_simhash_tie': 'simhash `ORDER BY <->, id` (nearest sort)',
     'knn_seqsort_tie': 'seq scan + top-10 sort `ORDER BY distance, id`',
     'plain': 'no index',
 }
@@ -359,13 +359,18 @@ def goals(latest):
                              % (ms(ks), ms(kn), ratio(ks, kn), ms(val(d, 'knn_simhash', 0, 'srv_p95_ms'))),
                              verdict(ks / kn >= 20)])
         kt = val(d, 'knn_simhash_tie', 0, 'srv_p50_ms')
+        pr = val(d, 'knn_simhash_tie', 0, 'paired_ratio_p50')
         if kn and kt:
+            # the paired ratio (median over queries of tie / plain, the two
+            # run back to back) is the verdict when measured: noise hits both
             rows.append([tag, 'KNN LIMIT 10 with a tie-break (ORDER BY distance, id) within 1.5x of plain KNN',
-                         'server p50 %s ms / %s ms = %s (client p50 %s / %s ms); same rows as the sort: %s'
-                         % (ms(kt), ms(kn), ratio(kt, kn), ms(val(d, 'knn_simhash_tie', 0, 'cli_p50_ms')),
+                         'server p50 %s ms / %s ms = %s%s (client p50 %s / %s ms); same rows as the sort: %s'
+                         % (ms(kt), ms(kn), ratio(kt, kn),
+                            '; paired median ratio %.2fx' % pr if pr else '',
+                            ms(val(d, 'knn_simhash_tie', 0, 'cli_p50_ms')),
                             ms(val(d, 'knn_simhash', 0, 'cli_p50_ms')),
                             info(d, 'knn_simhash_tie', None, 'knn_same_rows')),
-                         verdict(kt <= 1.5 * kn)])
+                         verdict((pr if pr else kt / kn) <= 1.5)])
         if n >= 50000000:
             sb = val(d, 'simhash', None, 'build_ms')
             rows.append([tag, 'build within 10 minutes', '%.1f min' % (sb / 60000), verdict(sb <= 600000)])

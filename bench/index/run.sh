@@ -38,7 +38,8 @@
 #                   for each method; the simhash index is then checked.
 # Sizes of 50M rows and more run the simhash index and the sequential scan
 # only (steps 1-4, uniform data) unless FULL=1; LIGHT=1 does the same at any
-# size (e.g. to measure the simhash index alone after a change).
+# size (e.g. to measure the simhash index alone after a change), and writes
+# its results to results/light/, which report.py does not read.
 #
 # Results: ixb_results in the database, exported after every (size,
 # dataset) to bench/index/results/run-<id>.csv (with run-<id>.meta);
@@ -60,6 +61,8 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 work=$(cd "$here/.." && pwd)/data/index
 results=$here/results
+# a light run lacks the baselines of the tables in RESULTS.md: kept apart
+[ -z "${LIGHT:-}" ] || results=$here/results/light
 mkdir -p "$work" "$results"
 
 export PGDATABASE=${PGDATABASE:-simhash_index_bench}
@@ -116,7 +119,7 @@ so_start=$(so_md5)
 	echo "cpu: $(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)"
 	echo "server: $(sql "SELECT version()")"
 	echo "settings: $(sql "SELECT string_agg(name || '=' || current_setting(name), ', ' ORDER BY name) FROM pg_settings WHERE name IN ('shared_buffers', 'maintenance_work_mem', 'work_mem', 'max_wal_size', 'synchronous_commit', 'fsync', 'wal_level', 'effective_cache_size', 'random_page_cost', 'max_worker_processes', 'max_parallel_workers')") jit=$jit (session)"
-	echo "env: NQ=$nq SEQ_NQ=${SEQ_NQ:-default} CLIENT_T=$client_t INSERT_T=$insert_t INSERT_ROUNDS=$insert_rounds BULK_ROWS=$bulk_rows DATASETS=${DATASETS:-default}"
+	echo "env: LIGHT=${LIGHT:-} NQ=$nq SEQ_NQ=${SEQ_NQ:-default} CLIENT_T=$client_t INSERT_T=$insert_t INSERT_ROUNDS=$insert_rounds BULK_ROWS=$bulk_rows DATASETS=${DATASETS:-default}"
 	echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 	echo "git: $(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$here" diff --quiet HEAD -- ../../src 2>/dev/null || echo ' (src modified)')"
 	echo "simhash.so: $(so_md5)"
@@ -376,6 +379,12 @@ if ! /usr/bin/python3 -c 'import matplotlib' 2>/dev/null; then
 	else
 		echo "python3-matplotlib is missing: no plot" >&2
 	fi
+fi
+if [ -n "${LIGHT:-}" ]; then
+	# the light run's own tables, without touching the plot of the full runs
+	/usr/bin/python3 "$here/report.py" "$results" >"$work/report-light.md"
+	log "tables: $work/report-light.md"
+	exit 0
 fi
 /usr/bin/python3 "$here/report.py" "$results" --plot "$here/latency_vs_n.png" >"$work/report.md"
 log "tables: $work/report.md; plot: $here/latency_vs_n.png"

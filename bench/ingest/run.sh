@@ -183,13 +183,16 @@ counts() { sql "SELECT count(*) || ' ' || count(dup_of) FROM $1 WHERE id > $n"; 
 # work, the CPU time per transaction is the figure that load does not move.
 exec {tick}<> <(:)
 pgbench_cpu() {	# C ARGS...
-	local want=$1 pg pids="" p v
+	local want=$1 pg pids="" p v start
 	shift
+	# only this run's backends: the previous run's may still be exiting
+	start=$(sql "SELECT clock_timestamp()")
 	pgbench "$@" >"$work/pgbench.out" 2>&1 &
 	pg=$!
 	for _ in $(seq 1 200); do
 		pids=$(sql "SELECT string_agg(pid::text, ' ') FROM pg_stat_activity
-			WHERE application_name = 'pgbench' AND datname = current_database()")
+			WHERE application_name = 'pgbench' AND datname = current_database()
+			  AND backend_start >= '$start'")
 		[ "$(wc -w <<<"$pids")" -ge "$want" ] && break
 		read -r -t 0.05 -u "$tick" _ || true
 	done

@@ -19,17 +19,6 @@
 #include "clusters.h"
 #include "simhash.h"
 
-/* Number of 16-bit keys within r bits of a key. */
-static double
-SimhashClustersBall(int r)
-{
-	double		n = 0;
-
-	for (int i = 0; i <= r; i++)
-		n += SimhashRingSize(i);
-	return n;
-}
-
 /*
  * Choose the bands and their radii, or one bucket for all rows when that
  * compares fewer pairs, and find the largest bucket (which sizes the
@@ -57,7 +46,7 @@ SimhashClustersPlan(SimhashClusters *st)
 					  &st->plan);
 	for (int j = 0; j < SIMHASH_NBANDS && !st->plan.fullscan; j++)
 	{
-		double		ball = SimhashClustersBall(st->plan.radius[j]);
+		double		ball = SimhashBallSize(st->plan.radius[j]);
 
 		if (st->plan.radius[j] < 0)
 			continue;

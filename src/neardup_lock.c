@@ -147,8 +147,7 @@ SimhashLockNeighbourhood(Oid relid, uint32 scope_hash, uint64 fp, int k)
 	for (int j = 0; j < SIMHASH_NBANDS; j++)
 	{
 		radius[j] = Max(radius[j], 0);	/* own cells in every band */
-		for (int bits = 0; bits <= radius[j]; bits++)
-			ncells += (int) SimhashRingSize(bits);
+		ncells += (int) SimhashBallSize(radius[j]);
 	}
 	if (ncells > SIMHASH_MAX_CHECK_CELLS || *held + ncells > max_locks_per_xact)
 	{
@@ -163,21 +162,17 @@ SimhashLockNeighbourhood(Oid relid, uint32 scope_hash, uint64 fp, int k)
 	ncells = 0;
 	for (int j = 0; j < SIMHASH_NBANDS; j++)
 	{
-		uint16		own = SimhashBlock(fp, j);
+		/* the ball starts with its centre, f's own cell */
+		int			n = SimhashEnumerateBall(SimhashBlock(fp, j), radius[j], ring);
 
-		for (int bits = 0; bits <= radius[j]; bits++)
+		for (int i = 0; i < n; i++)
 		{
-			int			n = SimhashEnumerateRing(own, bits, ring);
+			uint32		cell = ((scope_hash & SIMHASH_SCOPE_MASK) << 18) |
+				((uint32) j << 16) | ring[i];
 
-			for (int i = 0; i < n; i++)
-			{
-				uint32		cell = ((scope_hash & SIMHASH_SCOPE_MASK) << 18) |
-					((uint32) j << 16) | ring[i];
-
-				cells[ncells].tag = SimhashCellTag(relid, cell);
-				cells[ncells].own = (bits == 0);
-				ncells++;
-			}
+			cells[ncells].tag = SimhashCellTag(relid, cell);
+			cells[ncells].own = (i == 0);
+			ncells++;
 		}
 	}
 

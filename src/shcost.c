@@ -98,8 +98,7 @@ SimhashSearchWork(int radius, double tuples, double *entries, double *probes,
 		return;
 	}
 	for (int j = 0; j < SIMHASH_NBANDS; j++)
-		for (int i = 0; i <= plan.radius[j]; i++)
-			*probes += SimhashRingSize(i);
+		*probes += SimhashPlanKeys(&plan, j);
 	*entries = *probes * tuples / (double) SIMHASH_BAND_KEYS;
 }
 

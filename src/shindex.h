@@ -330,7 +330,53 @@ typedef struct SimhashProbePlan
 extern void SimhashPlanProbes(int k, double nentries, SimhashProbePlan *plan);
 extern int	SimhashEnumerateRing(uint16 center, int bits, uint16 *out);
 extern double SimhashRingSize(int bits);
+extern int	SimhashEnumerateBall(uint16 center, int bits, uint16 *out);
+extern double SimhashBallSize(int bits);
+extern double SimhashPlanKeys(const SimhashProbePlan *plan, int band);
 extern double SimhashBinomialWithin(int k);
+
+/*
+ * Population counts of the four 16-bit blocks of x, each in its own 16-bit
+ * lane (SWAR: no function call per block; this runs for every entry read).
+ */
+static inline uint64
+SimhashBlockCounts(uint64 x)
+{
+	x = x - ((x >> 1) & UINT64CONST(0x5555555555555555));
+	x = (x & UINT64CONST(0x3333333333333333)) + ((x >> 2) & UINT64CONST(0x3333333333333333));
+	x = (x + (x >> 4)) & UINT64CONST(0x0F0F0F0F0F0F0F0F);
+	return (x + (x >> 8)) & UINT64CONST(0x00FF00FF00FF00FF);
+}
+
+/* The count of band "band" (0 = most significant block) from the lanes. */
+static inline int
+SimhashLane(uint64 counts, int band)
+{
+	return (int) ((counts >> (SIMHASH_BITS - SIMHASH_BLOCK_BITS * (band + 1))) & 0xFF);
+}
+
+/* The sum of the four lanes: the Hamming distance. */
+static inline int
+SimhashLaneSum(uint64 counts)
+{
+	return (int) ((counts * UINT64CONST(0x0001000100010001)) >> 48);
+}
+
+/*
+ * Was a fingerprint at block distances "counts" from the centre already
+ * reached by the probes of "radii" (a radius per band, -1 for none)?  A
+ * band reaches it when its block is within that band's radius.  Every
+ * search that probes band after band reports an entry only when the bands
+ * before it did not reach it, so that each entry is reported once.
+ */
+static inline bool
+SimhashReachedBefore(uint64 counts, const int *radii)
+{
+	for (int i = 0; i < SIMHASH_NBANDS; i++)
+		if (radii[i] >= 0 && SimhashLane(counts, i) <= radii[i])
+			return true;
+	return false;
+}
 
 /* shscan.c */
 extern IndexScanDesc shbeginscan(Relation r, int nkeys, int norderbys);

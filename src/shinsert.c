@@ -455,33 +455,29 @@ SimhashPendingWithin(Relation index, uint64 center, int radius,
 	keys = palloc(sizeof(uint16) * SIMHASH_BAND_KEYS);
 	for (int j = 0; j < SIMHASH_NBANDS; j++)
 	{
-		for (int bits = 0; bits <= plan.radius[j]; bits++)
+		int			nkeys = SimhashEnumerateBall(SimhashBlock(center, j), plan.radius[j], keys);
+		int			earlier[SIMHASH_NBANDS];
+
+		/* reported once: by the first band that reaches it */
+		for (int e = 0; e < SIMHASH_NBANDS; e++)
+			earlier[e] = (e < j) ? plan.radius[e] : -1;
+		for (int k = 0; k < nkeys; k++)
 		{
-			int			nkeys = SimhashEnumerateRing(SimhashBlock(center, j), bits, keys);
-
-			for (int k = 0; k < nkeys; k++)
+			for (int32 i = g->head[j][keys[k]]; i >= 0; i = g->next[j][i])
 			{
-				for (int32 i = g->head[j][keys[k]]; i >= 0; i = g->next[j][i])
-				{
-					SimhashPendingRow *r = &g->rows[i];
-					int			dist = SimhashDistance(r->fp, center);
-					bool		earlier = false;
+				SimhashPendingRow *r = &g->rows[i];
+				uint64		counts = SimhashBlockCounts(r->fp ^ center);
+				int			dist = SimhashLaneSum(counts);
 
-					if (dist > radius)
-						continue;
-					/* reported once: by the first band that reaches it */
-					for (int e = 0; e < j && !earlier; e++)
-						earlier = plan.radius[e] >= 0 &&
-							SimhashDistance((uint64) SimhashBlock(r->fp, e),
-											(uint64) SimhashBlock(center, e)) <= plan.radius[e];
-					if (!earlier && !found(&r->tid, r->fp, dist, arg))
-					{
-						pfree(keys);
-						return;
-					}
+				if (dist > radius || SimhashReachedBefore(counts, earlier))
+					continue;
+				if (!found(&r->tid, r->fp, dist, arg))
+				{
+					pfree(keys);
+					return;
 				}
-				CHECK_FOR_INTERRUPTS();
 			}
+			CHECK_FOR_INTERRUPTS();
 		}
 	}
 	pfree(keys);

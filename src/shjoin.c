@@ -171,13 +171,8 @@ SimhashCostJoinPath(PlannerInfo *root, CustomPath *cpath, Path *outer_path,
 	SimhashPlanProbes(radius, ninner, &plan);
 	for (int j = 0; j < SIMHASH_NBANDS; j++)
 	{
-		double		keys = 0;
+		double		keys = SimhashPlanKeys(&plan, j);
 
-		if (plan.fullscan)
-			keys = (j == 0) ? SIMHASH_BAND_KEYS : 0;
-		else
-			for (int i = 0; i <= plan.radius[j]; i++)
-				keys += SimhashRingSize(i);
 		nprobes += keys;
 		ncandidates += keys * ninner / SIMHASH_BAND_KEYS;
 	}

@@ -189,16 +189,16 @@ SimhashJoinScanChunk(const uint64 *fps, int n, uint64 x, int radius, uint64 zero
 	}
 	if (wide && bits != 0)
 	{
+		int			earlier[SIMHASH_NBANDS];
+
+		/* the earlier bands the lanes above did not cover */
+		for (int j = 0; j < SIMHASH_NBANDS; j++)
+			earlier[j] = (j < band && band_radius[j] > 0) ? band_radius[j] : -1;
 		for (int i = 0; i < n; i++)
 		{
-			uint64		diff = x ^ fps[i];
-
-			if (!(bits & (UINT64CONST(1) << i)))
-				continue;
-			for (int j = 0; j < band; j++)
-				if (band_radius[j] > 0 &&
-					__builtin_popcount(SimhashBlock(diff, j)) <= band_radius[j])
-					bits &= ~(UINT64CONST(1) << i);
+			if ((bits & (UINT64CONST(1) << i)) &&
+				SimhashReachedBefore(SimhashBlockCounts(x ^ fps[i]), earlier))
+				bits &= ~(UINT64CONST(1) << i);
 		}
 	}
 	return bits;

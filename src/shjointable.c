@@ -87,13 +87,9 @@ SimhashJoinPlanProbes(SimhashJoinState *state)
 		}
 		if (state->probes.radius[j] < 0)
 			continue;
-		for (int bits = 0; bits <= state->probes.radius[j]; bits++)
-			n += (int) SimhashRingSize(bits);
+		n = (int) SimhashBallSize(state->probes.radius[j]);
 		state->masks[j] = palloc(sizeof(uint16) * n);
-		n = 0;
-		for (int bits = 0; bits <= state->probes.radius[j]; bits++)
-			n += SimhashEnumerateRing(0, bits, state->masks[j] + n);
-		state->nmasks[j] = n;
+		state->nmasks[j] = SimhashEnumerateBall(0, state->probes.radius[j], state->masks[j]);
 	}
 	MemoryContextSwitchTo(oldcxt);
 	for (int j = 0; j < SIMHASH_NBANDS; j++)

@@ -108,8 +108,35 @@ SimhashEnumerateRing(uint16 center, int bits, uint16 *out)
 	return n;
 }
 
-/* Number of keys within r bits of a key: sum of C(16, i) for i <= r. */
-static double
+/*
+ * Write the keys within "bits" bits of center to out (room for
+ * SimhashBallSize(bits)), ring by ring from the centre, each ring in
+ * increasing order; returns how many.
+ */
+int
+SimhashEnumerateBall(uint16 center, int bits, uint16 *out)
+{
+	int			n = 0;
+
+	for (int i = 0; i <= Min(bits, SIMHASH_BLOCK_BITS); i++)
+		n += SimhashEnumerateRing(center, i, out + n);
+	return n;
+}
+
+/* Keys a plan probes in band j: its ball, or all of them for a full scan. */
+double
+SimhashPlanKeys(const SimhashProbePlan *plan, int band)
+{
+	if (plan->fullscan)
+		return band == plan->fullscan_band ? SIMHASH_BAND_KEYS : 0;
+	return SimhashBallSize(plan->radius[band]);
+}
+
+/*
+ * Number of 16-bit keys within r bits of a key: the sum of C(16, i) for
+ * i <= r (0 for r < 0).
+ */
+double
 SimhashBallSize(int r)
 {
 	static double sizes[SIMHASH_BLOCK_BITS + 1];

@@ -35,14 +35,11 @@ SimhashRangeStartBand(IndexScanDesc scan)
 	int			total = 0;
 	MemoryContext old = MemoryContextSwitchTo(so->ctx);
 
-	for (int i = 0; i <= r; i++)
-		total += (int) SimhashRingSize(i);
+	total = (int) SimhashBallSize(r);
 	if (so->keys)
 		pfree(so->keys);
 	so->keys = palloc(sizeof(uint16) * Max(total, 1));
-	so->nkeys = 0;
-	for (int i = 0; i <= r; i++)
-		so->nkeys += SimhashEnumerateRing(center, i, so->keys + so->nkeys);
+	so->nkeys = SimhashEnumerateBall(center, r, so->keys);
 	MemoryContextSwitchTo(old);
 
 	/* rings were each sorted; merge them into one increasing sequence */

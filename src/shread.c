@@ -23,33 +23,6 @@
 
 #include "shscan.h"
 
-/*
- * Population counts of the four 16-bit blocks of x, each in its own 16-bit
- * lane (SWAR: no function call per block; this runs for every entry read).
- */
-static inline uint64
-SimhashBlockCounts(uint64 x)
-{
-	x = x - ((x >> 1) & UINT64CONST(0x5555555555555555));
-	x = (x & UINT64CONST(0x3333333333333333)) + ((x >> 2) & UINT64CONST(0x3333333333333333));
-	x = (x + (x >> 4)) & UINT64CONST(0x0F0F0F0F0F0F0F0F);
-	return (x + (x >> 8)) & UINT64CONST(0x00FF00FF00FF00FF);
-}
-
-/* The count of band "band" (0 = most significant block) from the lanes. */
-static inline int
-SimhashLane(uint64 counts, int band)
-{
-	return (int) ((counts >> (SIMHASH_BITS - SIMHASH_BLOCK_BITS * (band + 1))) & 0xFF);
-}
-
-/* The sum of the four lanes: the Hamming distance. */
-static inline int
-SimhashLaneSum(uint64 counts)
-{
-	return (int) ((counts * UINT64CONST(0x0001000100010001)) >> 48);
-}
-
 /* Append a match to a hit list. */
 void
 SimhashHitAddTid(SimhashScanOpaque so, SimhashHitList *list, ItemPointer tid,
@@ -233,20 +206,6 @@ SimhashLeftmostLeaf(IndexScanDesc scan, int tree)
 
 	UnlockReleaseBuffer(buf);
 	return blkno;
-}
-
-/*
- * Was an entry already reached by a band other than the one being read?  It
- * was if its block i is within radii[i] of the centre's for some band i
- * ("counts" are its block distances from the centre).
- */
-static inline bool
-SimhashReachedBefore(uint64 counts, const int *radii)
-{
-	for (int i = 0; i < SIMHASH_NBANDS; i++)
-		if (radii[i] >= 0 && SimhashLane(counts, i) <= radii[i])
-			return true;
-	return false;
 }
 
 /* Does fp satisfy every qual? */

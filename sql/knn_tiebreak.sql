@@ -254,6 +254,9 @@ EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
 SELECT id FROM kt ORDER BY fp <-> fp_of(0), id LIMIT 1936;
 EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
 SELECT id FROM kt ORDER BY fp <-> fp_of(0), id LIMIT 5;
+-- the same through the Result that a pseudo-constant qual puts in between
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+SELECT id FROM kt WHERE (SELECT true) ORDER BY fp <-> fp_of(0), id LIMIT 1936;
 SET simhash.enable_nearest_sort = off;
 EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
 SELECT id FROM kt ORDER BY fp <-> fp_of(0), id LIMIT 1936;
@@ -268,6 +271,18 @@ FROM kt_forms f, kt_q q JOIN kt_limits l USING (qn),
 						'%Incremental Sort%Index Scan using kt_fp%') r
 WHERE f.fn IN (1, 4, 7) AND r <> 'same';
 RESET simhash.enable_nearest_sort;
+
+-- A function in the ORDER BY that returns other values during the query
+-- (a STABLE current_setting() that set_config() in the select list
+-- changes): the index reads the query value once, and the groups follow its
+-- distances, so the rows come in the order of the first value.
+SELECT set_config('kt.q', fp_of(0)::text, false) IS NOT NULL AS set;
+SELECT array_agg(id ORDER BY n) =
+	   (SELECT array_agg(id) FROM (SELECT id FROM kt ORDER BY hamming(fp, fp_of(0)) + 0, id LIMIT 3000) s)
+	   AS in_first_value_order
+FROM (SELECT row_number() OVER () AS n, id
+	  FROM (SELECT id, set_config('kt.q', fp_of(id)::text, false) AS changed FROM kt
+			ORDER BY fp <-> current_setting('kt.q')::simhash64, id LIMIT 3000) s) s;
 
 -- groups larger than work_mem are sorted on disk; a scrollable cursor
 -- gets a Material node to go backward

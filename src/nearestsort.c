@@ -78,6 +78,8 @@ typedef struct SimhashNearestSortState
 	TupleTableSlot *sorted;		/* a row out of the sort */
 	SimhashNearestSortPhase phase;
 	bool		have_ahead;
+	bool		ahead_null;		/* its distance */
+	int32		ahead_dist;
 	bool		child_done;
 	bool		have_last;		/* distance of the last group, to check order */
 	bool		last_null;
@@ -334,11 +336,39 @@ SimhashBeginNearestSort(CustomScanState *node, EState *estate, int eflags)
 	state->phase = SNS_READ_GROUP;
 }
 
-/* The next row of the index scan, or NULL at its end. */
+/*
+ * The simhash nearest-neighbour scan under the node (through the gating
+ * Result that a pseudo-constant qual puts there), or NULL: then, or before
+ * the scan has begun, or in an EvalPlanQual recheck, there is none to ask.
+ */
+static IndexScanDesc
+SimhashNearestSortScan(SimhashNearestSortState *state)
+{
+	PlanState  *ps = state->child;
+	IndexScanDesc scan;
+
+	while (IsA(ps, ResultState) && outerPlanState(ps) != NULL)
+		ps = outerPlanState(ps);
+	if (!IsA(ps, IndexScanState))
+		return NULL;
+	scan = ((IndexScanState *) ps)->iss_ScanDesc;
+	if (scan == NULL || scan->numberOfOrderBys < 1 || scan->xs_orderbyvals == NULL ||
+		!SimhashIsIndexAm(scan->indexRelation->rd_rel->relam))
+		return NULL;
+	return scan;
+}
+
+/*
+ * The next row of the index scan and its distance, or NULL at the end.
+ * The distance is the index's own, the one its order follows (the query
+ * value is read once when the scan starts), as long as the scan can be
+ * asked; otherwise the one computed for the row.
+ */
 static TupleTableSlot *
-SimhashNearestSortFetch(SimhashNearestSortState *state)
+SimhashNearestSortFetch(SimhashNearestSortState *state, int32 *dist, bool *isnull)
 {
 	TupleTableSlot *slot;
+	IndexScanDesc scan;
 
 	if (state->child_done)
 		return NULL;
@@ -348,6 +378,14 @@ SimhashNearestSortFetch(SimhashNearestSortState *state)
 		state->child_done = true;
 		return NULL;
 	}
+	scan = SimhashNearestSortScan(state);
+	if (scan != NULL)
+	{
+		*isnull = scan->xs_orderbynulls[0];
+		*dist = *isnull ? 0 : DatumGetInt32(scan->xs_orderbyvals[0]);
+	}
+	else
+		*dist = DatumGetInt32(slot_getattr(slot, state->dist_attno, isnull));
 	return slot;
 }
 
@@ -358,14 +396,9 @@ SimhashNearestSortFetch(SimhashNearestSortState *state)
 static bool
 SimhashNearestSortGroupDone(SimhashNearestSortState *state, int32 dist)
 {
-	IndexScanDesc scan;
+	IndexScanDesc scan = SimhashNearestSortScan(state);
 
-	if (!IsA(state->child, IndexScanState))
-		return false;
-	scan = ((IndexScanState *) state->child)->iss_ScanDesc;
-	if (scan == NULL || !SimhashIsIndexAm(scan->indexRelation->rd_rel->relam))
-		return false;
-	return SimhashKnnReturnedWithin(scan, dist);
+	return scan != NULL && SimhashKnnReturnedWithin(scan, dist);
 }
 
 /* Add a row to the group's sort, making the sort at first use. */
@@ -400,20 +433,33 @@ SimhashNearestSortReadGroup(SimhashNearestSortState *state)
 		state->first = state->ahead;
 		state->ahead = tmp;
 		state->have_ahead = false;
+		dist = state->ahead_dist;
+		isnull = state->ahead_null;
 	}
 	else
 	{
-		slot = SimhashNearestSortFetch(state);
+		slot = SimhashNearestSortFetch(state, &dist, &isnull);
 		if (slot == NULL)
 			return false;
 		ExecCopySlot(state->first, slot);
 	}
-	dist = DatumGetInt32(slot_getattr(state->first, state->dist_attno, &isnull));
 
-	/* groups come by increasing distance, NULL last: the index's promise */
+	/*
+	 * Groups come by increasing distance, NULL last: the index's promise.
+	 * Only a distance computed per row can break it, when a function in
+	 * the ORDER BY returns other values during the query than its
+	 * volatility allows (an index scan reads the query value once).
+	 */
 	if (state->have_last &&
 		(state->last_null || (!isnull && dist <= state->last_dist)))
-		elog(ERROR, "nearest sort received rows out of distance order");
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_EXCEPTION),
+				 errmsg("nearest-neighbour scan returned rows out of distance order"),
+				 state->last_null ?
+				 errdetail("A row at distance %d came after rows with a NULL distance.", dist) :
+				 errdetail("A row at distance %d came after rows at distance %d.",
+						   dist, state->last_dist),
+				 errhint("Functions in the ORDER BY distance must return the same value throughout the query, as STABLE and IMMUTABLE functions promise.")));
 	state->have_last = true;
 	state->last_null = isnull;
 	state->last_dist = dist;
@@ -427,14 +473,15 @@ SimhashNearestSortReadGroup(SimhashNearestSortState *state)
 		if (!isnull && SimhashNearestSortGroupDone(state, dist))
 			break;
 		CHECK_FOR_INTERRUPTS();
-		slot = SimhashNearestSortFetch(state);
+		slot = SimhashNearestSortFetch(state, &nextdist, &nextnull);
 		if (slot == NULL)
 			break;
-		nextdist = DatumGetInt32(slot_getattr(slot, state->dist_attno, &nextnull));
 		if (nextnull != isnull || (!isnull && nextdist != dist))
 		{
 			ExecCopySlot(state->ahead, slot);
 			state->have_ahead = true;
+			state->ahead_dist = nextdist;
+			state->ahead_null = nextnull;
 			break;
 		}
 		if (n == 1)

@@ -33,7 +33,7 @@ SimhashKnnExpand(IndexScanDesc scan)
 	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
 	int			band = so->nextband;
 	int			r = so->ring[band] + 1;
-	double		per_key = so->nentries / 65536.0;
+	double		per_key = so->nentries / (double) SIMHASH_BAND_KEYS;
 	double		ringcost = SimhashRingSize(r) * (64.0 + per_key);
 	double		fullcost = so->nentries * 0.5 + 64.0;
 	int			radii[SIMHASH_NBANDS];

@@ -219,16 +219,71 @@ SimhashCheckOneDimensional(ArrayType *arr, bool weights)
 			 errdetail("The array has %d dimensions.", ARR_NDIM(arr))));
 }
 /*
+ * The last text simhash(text) fingerprinted, with its fingerprint.  A row
+ * arriving in a table whose fingerprint is a generated column and that has
+ * the near-duplicate trigger is fingerprinted twice, since BEFORE triggers
+ * run before generated columns are computed.  Remembering one text costs a
+ * comparison per call (and a copy when it differs) and spares the second
+ * fingerprint; the function is immutable, so the answer cannot change.
+ */
+#define SIMHASH_MEMO_MAX_BYTES	(1024 * 1024)
+static char *memo_text = NULL;
+static Size memo_len = 0;
+static Size memo_room = 0;
+static uint64 memo_fp;
+static bool memo_valid = false;
+
+/* The remembered fingerprint of these bytes, if they are the last text's. */
+static bool
+SimhashMemoLookup(const char *data, Size len, uint64 *fp)
+{
+	if (!memo_valid || len != memo_len || memcmp(data, memo_text, len) != 0)
+		return false;
+	*fp = memo_fp;
+	return true;
+}
+
+/* Remember a text and its fingerprint (texts up to 1 MB). */
+static void
+SimhashMemoStore(const char *data, Size len, uint64 fp)
+{
+	if (len > SIMHASH_MEMO_MAX_BYTES)
+		return;
+	memo_valid = false;
+	if (len > memo_room || memo_text == NULL)
+	{
+		Size		room = Max(len, 1024);
+
+		if (memo_text)
+			pfree(memo_text);
+		memo_text = MemoryContextAlloc(TopMemoryContext, room);
+		memo_room = room;
+	}
+	memcpy(memo_text, data, len);
+	memo_len = len;
+	memo_fp = fp;
+	memo_valid = true;
+}
+
+/*
  * simhash(text) -> simhash64
  *		The fingerprint of a text, as specified in README.md.
  */
 Datum
 simhash_text(PG_FUNCTION_ARGS)
 {
-	SimhashFeatureSet *fs = SimhashExtractFeatures(PG_GETARG_DATUM(0), false);
-	uint64		fp = SimhashFeatureSetFingerprint(fs);
+	struct varlena *v = (struct varlena *) DatumGetPointer(PG_GETARG_DATUM(0));
+	bool		plain = !VARATT_IS_EXTERNAL(v) && !VARATT_IS_COMPRESSED(v);
+	SimhashFeatureSet *fs;
+	uint64		fp;
 
+	if (plain && SimhashMemoLookup(VARDATA_ANY(v), VARSIZE_ANY_EXHDR(v), &fp))
+		PG_RETURN_SIMHASH64(fp);
+	fs = SimhashExtractFeatures(PG_GETARG_DATUM(0), false);
+	fp = SimhashFeatureSetFingerprint(fs);
 	SimhashFreeFeatureSet(fs);
+	if (plain)
+		SimhashMemoStore(VARDATA_ANY(v), VARSIZE_ANY_EXHDR(v), fp);
 	PG_RETURN_SIMHASH64(fp);
 }
 

@@ -158,7 +158,7 @@ SimhashLockNeighbourhood(Oid relid, uint32 scope_hash, uint64 fp, int k)
 
 	/* cell number: scope hash (13 bits), band (2), key (16) */
 	cells = palloc(sizeof(SimhashCellLock) * ncells);
-	ring = palloc(sizeof(uint16) * SIMHASH_BAND_KEYS);
+	ring = palloc(sizeof(uint16) * ncells);
 	ncells = 0;
 	for (int j = 0; j < SIMHASH_NBANDS; j++)
 	{

@@ -262,6 +262,7 @@ typedef struct SimhashLeafCursor
 	const char *pos;			/* next encoded byte in the sorted area */
 	const char *end;			/* end of the sorted area */
 	SimhashSortKey prev;		/* previous sort key (delta base) */
+	int			nsorted;		/* entries in the sorted area */
 	int			nsorted_left;
 	int			append_next;	/* index of the next raw entry */
 	int			append_count;
@@ -269,8 +270,61 @@ typedef struct SimhashLeafCursor
 
 extern void SimhashLeafCursorSeek(SimhashLeafCursor *cur, Page page,
 								  SimhashSortKey from);
-extern bool SimhashLeafCursorNextSorted(SimhashLeafCursor *cur, SimhashEntry *e);
 extern bool SimhashLeafCursorNextAppended(SimhashLeafCursor *cur, SimhashEntry *e);
+extern void SimhashLeafCorrupt(const char *what) pg_attribute_noreturn();
+
+/* Decode a varint at p; advances p. */
+static inline uint64
+SimhashGetVarint(const char **p)
+{
+	const unsigned char *s = (const unsigned char *) *p;
+	uint64		v = s[0] & 0x7F;
+	int			i = 0;
+
+	/* at most 10 bytes, even on a damaged page */
+	while ((s[i] & 0x80) && i < 9)
+	{
+		i++;
+		v |= (uint64) (s[i] & 0x7F) << (7 * i);
+	}
+	*p = (const char *) s + i + 1;
+	return v;
+}
+
+/* Load a 48-bit rest from 6 bytes. */
+static inline uint64
+SimhashGetRest(const char *p)
+{
+	const unsigned char *s = (const unsigned char *) p;
+
+	return (uint64) s[0] | ((uint64) s[1] << 8) | ((uint64) s[2] << 16) |
+		((uint64) s[3] << 24) | ((uint64) s[4] << 32) | ((uint64) s[5] << 40);
+}
+
+/*
+ * Next entry of the sorted area, in sort key order; false at the end.  A
+ * cursor always stands on a restart or continues from the previous entry.
+ * Inline: a probe of a frequent key decodes thousands of entries.
+ */
+static inline bool
+SimhashLeafCursorNextSorted(SimhashLeafCursor *cur, SimhashEntry *e)
+{
+	uint64		delta;
+	int			index;
+
+	if (cur->nsorted_left <= 0)
+		return false;
+	index = cur->nsorted - cur->nsorted_left;
+	delta = SimhashGetVarint(&cur->pos);
+	if (cur->pos + 6 > cur->end)
+		SimhashLeafCorrupt("The sorted area ends inside an entry.");
+	cur->prev = (index % SIMHASH_RESTART_INTERVAL == 0) ? delta : cur->prev + delta;
+	e->skey = cur->prev;
+	e->rest = SimhashGetRest(cur->pos);
+	cur->pos += 6;
+	cur->nsorted_left--;
+	return true;
+}
 
 /* shutils.c: buffers and the metapage */
 extern Buffer SimhashNewBuffer(Relation index);

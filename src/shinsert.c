@@ -452,7 +452,13 @@ SimhashPendingWithin(Relation index, uint64 center, int radius,
 
 	/* probe each band's keys as an index scan would (shprobe.c) */
 	SimhashPendingChain(g);
-	keys = palloc(sizeof(uint16) * SIMHASH_BAND_KEYS);
+	{
+		double		room = 1;
+
+		for (int j = 0; j < SIMHASH_NBANDS; j++)
+			room = Max(room, SimhashBallSize(plan.radius[j]));
+		keys = palloc(sizeof(uint16) * (Size) room);
+	}
 	for (int j = 0; j < SIMHASH_NBANDS; j++)
 	{
 		int			nkeys = SimhashEnumerateBall(SimhashBlock(center, j), plan.radius[j], keys);

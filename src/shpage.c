@@ -18,7 +18,6 @@
 
 #include "shindex.h"
 
-static void SimhashLeafCorrupt(const char *what) pg_attribute_noreturn();
 static void SimhashCheckLeafLayout(Page page);
 
 /* Encode v as a little-endian base-128 varint; returns its length. */
@@ -50,40 +49,12 @@ SimhashVarintLength(uint64 v)
 	return n;
 }
 
-/* Decode a varint at p; advances p. */
-static inline uint64
-SimhashGetVarint(const char **p)
-{
-	const unsigned char *s = (const unsigned char *) *p;
-	uint64		v = s[0] & 0x7F;
-	int			i = 0;
-
-	/* at most 10 bytes, even on a damaged page */
-	while ((s[i] & 0x80) && i < 9)
-	{
-		i++;
-		v |= (uint64) (s[i] & 0x7F) << (7 * i);
-	}
-	*p = (const char *) s + i + 1;
-	return v;
-}
-
 /* Store the 48-bit rest in 6 bytes. */
 static inline void
 SimhashPutRest(char *p, uint64 rest)
 {
 	for (int i = 0; i < 6; i++)
 		p[i] = (char) (rest >> (8 * i));
-}
-
-/* Load a 48-bit rest from 6 bytes. */
-static inline uint64
-SimhashGetRest(const char *p)
-{
-	const unsigned char *s = (const unsigned char *) p;
-
-	return (uint64) s[0] | ((uint64) s[1] << 8) | ((uint64) s[2] << 16) |
-		((uint64) s[3] << 24) | ((uint64) s[4] << 32) | ((uint64) s[5] << 40);
 }
 
 /* Initialize an empty tree page or metapage. */
@@ -351,7 +322,7 @@ SimhashLeafAppend(Page page, const SimhashEntry *entries, int n)
 }
 
 /* Report a leaf page whose layout fields contradict each other. */
-static void
+void
 SimhashLeafCorrupt(const char *what)
 {
 	ereport(ERROR,
@@ -439,6 +410,7 @@ SimhashLeafCursorSeek(SimhashLeafCursor *cur, Page page, SimhashSortKey from)
 	cur->page = page;
 	cur->end = (char *) page + opaque->sorted_end;
 	cur->prev = 0;
+	cur->nsorted = opaque->nsorted;
 	if (nrestarts == 0)
 	{
 		cur->pos = cur->end;
@@ -451,32 +423,6 @@ SimhashLeafCursorSeek(SimhashLeafCursor *cur, Page page, SimhashSortKey from)
 	}
 	cur->append_next = 0;
 	cur->append_count = SimhashLeafAppendCount(page);
-}
-
-/*
- * Next entry of the sorted area, in sort key order; false at the end.  A
- * cursor always stands on a restart or continues from the previous entry.
- */
-bool
-SimhashLeafCursorNextSorted(SimhashLeafCursor *cur, SimhashEntry *e)
-{
-	uint64		delta;
-	SimhashPageOpaque opaque;
-	int			index;
-
-	if (cur->nsorted_left <= 0)
-		return false;
-	opaque = SimhashPageGetOpaque(cur->page);
-	index = opaque->nsorted - cur->nsorted_left;
-	delta = SimhashGetVarint(&cur->pos);
-	if (cur->pos + 6 > cur->end)
-		SimhashLeafCorrupt("The sorted area ends inside an entry.");
-	cur->prev = (index % SIMHASH_RESTART_INTERVAL == 0) ? delta : cur->prev + delta;
-	e->skey = cur->prev;
-	e->rest = SimhashGetRest(cur->pos);
-	cur->pos += 6;
-	cur->nsorted_left--;
-	return true;
 }
 
 /* Next raw entry of the append area (unsorted); false at the end. */

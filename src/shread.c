@@ -91,6 +91,13 @@ SimhashProbeKey(IndexScanDesc scan, int band, uint16 key)
 	Buffer		buf = InvalidBuffer;
 
 	/*
+	 * Entries farther than the probe radius are dropped here rather than
+	 * batched for SimhashFilterBatch to drop: with skewed keys (real text
+	 * has blocks shared by thousands of rows) most entries read are.
+	 */
+	bool		prefilter = so->radius < SIMHASH_BITS;
+
+	/*
 	 * Reuse the pinned leaf for a larger key of the same band: its low bound
 	 * is at most the previous target.  It may have split since; then the
 	 * high key tells whether the new target is still ours.
@@ -129,11 +136,15 @@ SimhashProbeKey(IndexScanDesc scan, int band, uint16 key)
 		{
 			if (e.skey >= limit)
 				break;
-			if (e.skey >= target)
+			if (e.skey >= target &&
+				!(prefilter && SimhashDistance(SimhashFingerprintOf(key, e.rest, band),
+											   so->center) > so->radius))
 				SimhashBatchAdd(so, &e);
 		}
 		while (SimhashLeafCursorNextAppended(&cur, &e))
-			if (e.skey >= target && e.skey < limit)
+			if (e.skey >= target && e.skey < limit &&
+				!(prefilter && SimhashDistance(SimhashFingerprintOf(key, e.rest, band),
+											   so->center) > so->radius))
 				SimhashBatchAdd(so, &e);
 
 		/* entries of this key may continue on the right sibling */

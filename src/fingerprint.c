@@ -256,6 +256,9 @@ SimhashMemoStore(const char *data, Size len, uint64 fp)
 
 		if (memo_text)
 			pfree(memo_text);
+		/* nothing dangles if the allocation fails */
+		memo_text = NULL;
+		memo_room = 0;
 		memo_text = MemoryContextAlloc(TopMemoryContext, room);
 		memo_room = room;
 	}

@@ -18,6 +18,7 @@
 
 #include "access/amapi.h"
 #include "access/generic_xlog.h"
+#include "access/htup_details.h"
 #include "access/itup.h"
 #include "access/relscan.h"
 #include "lib/stringinfo.h"
@@ -70,6 +71,15 @@ SimhashSortKeyTid(SimhashSortKey skey, ItemPointer tid)
 	ItemPointerSet(tid,
 				   (BlockNumber) (skey >> SIMHASH_OFFSET_BITS),
 				   (OffsetNumber) (skey & ((1 << SIMHASH_OFFSET_BITS) - 1)));
+}
+
+/* Can the heap offset of a sort key be a tuple's on this server's pages? */
+static inline bool
+SimhashSortKeyOffsetIsValid(SimhashSortKey skey)
+{
+	OffsetNumber off = (OffsetNumber) (skey & ((1 << SIMHASH_OFFSET_BITS) - 1));
+
+	return off >= FirstOffsetNumber && off <= MaxHeapTuplesPerPage;
 }
 
 /* the smallest sort key with the given key */
@@ -318,7 +328,16 @@ SimhashLeafCursorNextSorted(SimhashLeafCursor *cur, SimhashEntry *e)
 	delta = SimhashGetVarint(&cur->pos);
 	if (cur->pos + 6 > cur->end)
 		SimhashLeafCorrupt("The sorted area ends inside an entry.");
-	cur->prev = (index % SIMHASH_RESTART_INTERVAL == 0) ? delta : cur->prev + delta;
+	delta = (index % SIMHASH_RESTART_INTERVAL == 0) ? delta : cur->prev + delta;
+
+	/*
+	 * Entries increase strictly and name heap tuples: a damaged page that
+	 * still decodes must not send nonsense TIDs to the heap.
+	 */
+	if (unlikely(delta <= cur->prev ||
+				 !SimhashSortKeyOffsetIsValid(delta)))
+		SimhashLeafCorrupt("An entry is out of order or names no heap tuple.");
+	cur->prev = delta;
 	e->skey = cur->prev;
 	e->rest = SimhashGetRest(cur->pos);
 	cur->pos += 6;

@@ -435,6 +435,8 @@ SimhashLeafCursorNextAppended(SimhashLeafCursor *cur, SimhashEntry *e)
 		return false;
 	p = cur->end + (Size) cur->append_next * SIMHASH_RAW_ENTRY_SIZE;
 	memcpy(&e->skey, p, sizeof(uint64));
+	if (!SimhashSortKeyOffsetIsValid(e->skey))
+		SimhashLeafCorrupt("An entry names no heap tuple.");
 	e->rest = SimhashGetRest(p + sizeof(uint64));
 	cur->append_next++;
 	return true;

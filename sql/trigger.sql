@@ -218,7 +218,7 @@ INSERT INTO short_docs (id, body) VALUES
 SELECT id, simhash_radius(body) AS k, dup_of, dup_dist FROM short_docs ORDER BY id;
 DROP TABLE short_docs;
 
--- a bulk load: the transaction's own rows are searched in memory (chained
+-- a bulk load: the transaction's own rows are searched in memory (by key
 -- past 256 rows); the rows kept are those a first-come scan keeps
 CREATE TABLE bulk_src AS
 SELECT i AS id, ((hashint8(i / 3)::int8 << 32 | hashint8(-(i / 3))::int8 & 4294967295)
@@ -238,9 +238,29 @@ SELECT count(*) AS rows, count(*) FILTER (WHERE dup_of IS NOT NULL) AS linked,
 	   (SELECT count(*) FROM (SELECT id, dup_of, dup_dist FROM nd
 							  EXCEPT SELECT * FROM bulk_expected) d) AS differences
 FROM nd;
+-- the same with rows rolled back in between: the in-memory search must
+-- forget them (past 1024 rows it sorts the rows by key, then chains the
+-- newer ones)
+TRUNCATE nd;
+BEGIN;
+INSERT INTO nd (id, fp) SELECT id, fp FROM bulk_src WHERE id <= 1500 ORDER BY id;
+SAVEPOINT s;
+INSERT INTO nd (id, fp) SELECT id, fp FROM bulk_src WHERE id > 1500 AND id <= 2500 ORDER BY id;
+ROLLBACK TO s;
+INSERT INTO nd (id, fp) SELECT id, fp FROM bulk_src WHERE id > 2500 ORDER BY id;
+COMMIT;
+CREATE TABLE bulk_kept AS SELECT * FROM bulk_src WHERE id <= 1500 OR id > 2500;
+SELECT count(*) AS rows, count(*) FILTER (WHERE dup_of IS NOT NULL) AS linked,
+	   (SELECT count(*) FROM (SELECT id, dup_of, dup_dist FROM nd
+							  EXCEPT
+							  SELECT s.id, m.id, m.d FROM bulk_kept s LEFT JOIN LATERAL (
+								  SELECT e.id, e.fp <-> s.fp AS d FROM bulk_kept e
+								  WHERE e.id < s.id AND e.fp <-> s.fp <= 3 ORDER BY 2, 1 LIMIT 1) m ON true) d)
+	   AS differences
+FROM nd;
 DROP TRIGGER nd_near ON nd;
 TRUNCATE nd;
-DROP TABLE bulk_src, bulk_expected;
+DROP TABLE bulk_src, bulk_expected, bulk_kept;
 
 -- scope: only rows of the same tenant compete; a NULL tenant competes with none
 CREATE TABLE tenant_docs (id int PRIMARY KEY, tenant text, site int, fp simhash64);

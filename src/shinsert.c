@@ -56,13 +56,27 @@ typedef struct SimhashPendingGroup
 	int			nrows;
 	int			maxrows;
 	bool		interrupted;	/* a write of these rows failed half-way */
-	int			nchained;		/* rows [0, nchained) are in the chains */
+	int			nchained;		/* rows [0, nchained) are searchable: */
+	/* rows [0, nsnap), sorted by each band's key: a key's rows side by side */
+	int			nsnap;
+	int			snap_room;
+	uint32	   *snap_start[SIMHASH_NBANDS]; /* per key: first position, and end */
+	uint64	   *snap_fp[SIMHASH_NBANDS];	/* the rows' fingerprints, in key order */
+	int32	   *snap_row[SIMHASH_NBANDS];	/* the rows */
+	/* rows [nsnap, nchained), in per-key chains, newest first */
 	int32	   *head[SIMHASH_NBANDS];	/* per key: newest row, or -1 */
 	int32	   *next[SIMHASH_NBANDS];	/* per row: older row of its key, or -1 */
 } SimhashPendingGroup;
 
 /* below this many rows a search reads them all rather than chain them */
 #define SIMHASH_PENDING_CHAIN_MIN	256
+
+/*
+ * Rows are sorted into the snapshot again once the chained rows past it
+ * outnumber this, or a quarter of the snapshot: walking a chain misses the
+ * cache at every step, and real text puts hundreds of rows on one key.
+ */
+#define SIMHASH_PENDING_SNAPSHOT_MIN	1024
 
 /*
  * The buffered rows of one index, grouped by the relfilenode the index had
@@ -380,7 +394,62 @@ SimhashSubXactCallback(SubXactEvent event, SubTransactionId mySubid,
 	}
 }
 
-/* Link rows [nchained, nrows) of a group into its per-key chains. */
+/* Sort rows [0, nrows) of a group into its snapshot, by each band's key. */
+static void
+SimhashPendingSnapshot(SimhashPendingGroup *g)
+{
+	uint32	   *cursor = palloc(sizeof(uint32) * SIMHASH_BAND_KEYS);
+
+	if (g->snap_room < g->nrows)
+	{
+		for (int j = 0; j < SIMHASH_NBANDS; j++)
+		{
+			if (g->snap_fp[j])
+			{
+				pfree(g->snap_fp[j]);
+				pfree(g->snap_row[j]);
+			}
+			g->snap_fp[j] = MemoryContextAllocHuge(TopTransactionContext,
+												   sizeof(uint64) * g->maxrows);
+			g->snap_row[j] = MemoryContextAllocHuge(TopTransactionContext,
+													sizeof(int32) * g->maxrows);
+			if (g->snap_start[j] == NULL)
+				g->snap_start[j] = MemoryContextAlloc(TopTransactionContext,
+													  sizeof(uint32) * (SIMHASH_BAND_KEYS + 1));
+		}
+		g->snap_room = g->maxrows;
+	}
+	for (int j = 0; j < SIMHASH_NBANDS; j++)
+	{
+		uint32	   *start = g->snap_start[j];
+
+		/* a counting sort: rows per key, where each key starts, the rows */
+		memset(start, 0, sizeof(uint32) * (SIMHASH_BAND_KEYS + 1));
+		for (int i = 0; i < g->nrows; i++)
+			if (!g->rows[i].isnull)
+				start[SimhashBlock(g->rows[i].fp, j) + 1]++;
+		for (int k = 0; k < SIMHASH_BAND_KEYS; k++)
+			start[k + 1] += start[k];
+		memcpy(cursor, start, sizeof(uint32) * SIMHASH_BAND_KEYS);
+		for (int i = 0; i < g->nrows; i++)
+		{
+			uint32		pos;
+
+			if (g->rows[i].isnull)
+				continue;
+			pos = cursor[SimhashBlock(g->rows[i].fp, j)]++;
+			g->snap_fp[j][pos] = g->rows[i].fp;
+			g->snap_row[j][pos] = i;
+		}
+	}
+	pfree(cursor);
+	g->nsnap = g->nrows;
+}
+
+/*
+ * Make every row of a group searchable: rows since the snapshot go into the
+ * chains, or, when they have become many, everything into a new snapshot.
+ */
 static void
 SimhashPendingChain(SimhashPendingGroup *g)
 {
@@ -396,9 +465,21 @@ SimhashPendingChain(SimhashPendingGroup *g)
 		g->nchained = 0;
 	}
 	if (g->nchained == 0)
+	{
+		/* nothing searchable: also what named rows now removed is gone */
+		g->nsnap = 0;
 		for (int j = 0; j < SIMHASH_NBANDS; j++)
 			memset(g->head[j], 0xFF, sizeof(int32) * SIMHASH_BAND_KEYS);
-	for (int i = g->nchained; i < g->nrows; i++)
+	}
+	if (g->nrows - g->nsnap > Max(SIMHASH_PENDING_SNAPSHOT_MIN, g->nsnap / 4))
+	{
+		SimhashPendingSnapshot(g);
+		for (int j = 0; j < SIMHASH_NBANDS; j++)
+			memset(g->head[j], 0xFF, sizeof(int32) * SIMHASH_BAND_KEYS);
+		g->nchained = g->nrows;
+		return;
+	}
+	for (int i = Max(g->nchained, g->nsnap); i < g->nrows; i++)
 	{
 		if (g->rows[i].isnull)
 			continue;
@@ -411,6 +492,23 @@ SimhashPendingChain(SimhashPendingGroup *g)
 		}
 	}
 	g->nchained = g->nrows;
+}
+
+/*
+ * One row a probe of the pending rows reached: false if "found" says stop.
+ * It is reported only if within the radius and reached by no earlier band.
+ */
+static inline bool
+SimhashPendingVisit(SimhashPendingGroup *g, int32 row, uint64 fp, uint64 center,
+					int radius, const int *earlier, SimhashFoundCallback found,
+					void *arg)
+{
+	uint64		counts = SimhashBlockCounts(fp ^ center);
+	int			dist = SimhashLaneSum(counts);
+
+	if (dist > radius || SimhashReachedBefore(counts, earlier))
+		return true;
+	return found(&g->rows[row].tid, fp, dist, arg);
 }
 
 /*
@@ -469,19 +567,23 @@ SimhashPendingWithin(Relation index, uint64 center, int radius,
 			earlier[e] = (e < j) ? plan.radius[e] : -1;
 		for (int k = 0; k < nkeys; k++)
 		{
-			for (int32 i = g->head[j][keys[k]]; i >= 0; i = g->next[j][i])
-			{
-				SimhashPendingRow *r = &g->rows[i];
-				uint64		counts = SimhashBlockCounts(r->fp ^ center);
-				int			dist = SimhashLaneSum(counts);
+			bool		more = true;
 
-				if (dist > radius || SimhashReachedBefore(counts, earlier))
-					continue;
-				if (!found(&r->tid, r->fp, dist, arg))
-				{
-					pfree(keys);
-					return;
-				}
+			if (g->nsnap > 0)
+			{
+				uint32		end = g->snap_start[j][keys[k] + 1];
+
+				for (uint32 pos = g->snap_start[j][keys[k]]; more && pos < end; pos++)
+					more = SimhashPendingVisit(g, g->snap_row[j][pos], g->snap_fp[j][pos],
+											   center, radius, earlier, found, arg);
+			}
+			for (int32 i = g->head[j][keys[k]]; more && i >= 0; i = g->next[j][i])
+				more = SimhashPendingVisit(g, i, g->rows[i].fp, center, radius, earlier,
+										   found, arg);
+			if (!more)
+			{
+				pfree(keys);
+				return;
 			}
 			CHECK_FOR_INTERRUPTS();
 		}

@@ -381,35 +381,29 @@ SimhashSetRelPathlist(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEnt
 		return;
 	knn_pathkeys = SimhashKnnPrefixPathkeys(root, rel, simhash_indexes);
 
-	/*
-	 * simhash.enable_rewrite = off leaves distance clauses alone; the
-	 * nearest-neighbour paths with a tie-break are no rewrite and stay.
-	 */
-	if (!simhash_enable_rewrite)
+	/* simhash.enable_rewrite = off leaves distance clauses alone */
+	if (simhash_enable_rewrite)
 	{
-		if (knn_pathkeys != NIL)
-			SimhashCreateIndexPaths(root, rel, simhash_indexes, knn_pathkeys);
-		return;
-	}
+		foreach(lc, simhash_indexes)
+		{
+			IndexOptInfo *index = lfirst_node(IndexOptInfo, lc);
+			List	   *newrestrict;
+			List	   *newjoin;
 
-	foreach(lc, simhash_indexes)
-	{
-		IndexOptInfo *index = lfirst_node(IndexOptInfo, lc);
-		List	   *newrestrict;
-		List	   *newjoin;
-
-		newrestrict = SimhashDeriveClauses(root, rel, index, rel->baserestrictinfo,
-										   rel->baserestrictinfo, &originals);
-		newjoin = SimhashDeriveClauses(root, rel, index, rel->joininfo,
-									   rel->joininfo, &originals);
-		rel->baserestrictinfo = list_concat(rel->baserestrictinfo, newrestrict);
-		rel->joininfo = list_concat(rel->joininfo, newjoin);
-		derivations = list_concat(derivations, newrestrict);
-		derivations = list_concat(derivations, newjoin);
-		restrictions = list_concat(restrictions, newrestrict);
+			newrestrict = SimhashDeriveClauses(root, rel, index, rel->baserestrictinfo,
+											   rel->baserestrictinfo, &originals);
+			newjoin = SimhashDeriveClauses(root, rel, index, rel->joininfo,
+										   rel->joininfo, &originals);
+			rel->baserestrictinfo = list_concat(rel->baserestrictinfo, newrestrict);
+			rel->joininfo = list_concat(rel->joininfo, newjoin);
+			derivations = list_concat(derivations, newrestrict);
+			derivations = list_concat(derivations, newjoin);
+			restrictions = list_concat(restrictions, newrestrict);
+		}
 	}
 	if (derivations == NIL)
 	{
+		/* the nearest-neighbour paths with a tie-break are no rewrite */
 		if (knn_pathkeys != NIL)
 			SimhashCreateIndexPaths(root, rel, simhash_indexes, knn_pathkeys);
 		return;

@@ -4,8 +4,10 @@
 -- Usage, after "KEEP=1 bench/index/run.sh SIZE" left the tables:
 --   psql -d simhash_index_bench -v prefix=ixb_u_10m -f bench/index/tiebreak.sql
 --
--- For each LIMIT n and each of the first :nq query fingerprints (default
--- 200), three queries run in a rotating order, timed by EXPLAIN (ANALYZE,
+-- For each LIMIT n (5, 9, 10, 20, 100: 9 is the size of the clusters of
+-- tiebreak_setup.sql, where the n-th row is the last near-copy and the
+-- next row is far away) and each of the first :nq query fingerprints
+-- (default 200), three queries run in a rotating order, timed by EXPLAIN (ANALYZE,
 -- TIMING OFF) (server-side execution time, warm cache):
 --   plain     ORDER BY fp <-> q LIMIT n
 --   nearest   ORDER BY fp <-> q, id LIMIT n   (SimhashNearestSort)
@@ -96,5 +98,5 @@ SELECT r.n AS "LIMIT", round(plain_ms::numeric, 3) AS plain_ms,
 	   round(nearest_ms::numeric, 3) AS nearest_sort_ms, round(incsort_ms::numeric, 3) AS incremental_sort_ms,
 	   round(nearest_ratio::numeric, 2) AS nearest_sort_ratio, round(incsort_ratio::numeric, 2) AS incremental_sort_ratio,
 	   checked AS rows_checked
-FROM unnest(ARRAY[5, 10, 20, 100]) l,
+FROM unnest(ARRAY[5, 9, 10, 20, 100]) l,
 	 LATERAL pg_temp.tb_run(:'prefix' || '_simhash', :'prefix' || '_q', l, :nq) r;

@@ -120,7 +120,6 @@ static const CustomExecMethods SimhashNearestSortExecMethods = {
 	.ExplainCustomScan = SimhashExplainNearestSort,
 };
 
-
 /*
  * A nearest sort over "child", a nearest-neighbour index scan ordered by
  * the first of root->query_pathkeys; it returns every query pathkey.
@@ -161,8 +160,8 @@ SimhashMakeNearestSortPath(PlannerInfo *root, RelOptInfo *rel, Path *child)
  * Wrap the nearest-neighbour scans that SimhashCreateIndexPaths has just
  * added, ordered by "prefix" (the distance alone), in nearest sorts that
  * return the whole of root->query_pathkeys.  Each scan so wrapped leaves
- * the path list: an Incremental Sort over it could only do the same work
- * with more searching.
+ * the path list: an Incremental Sort over it would do the same work, and
+ * search farther where the row after a group is far away.
  */
 void
 SimhashAddNearestSortPaths(PlannerInfo *root, RelOptInfo *rel, List *prefix)

@@ -405,6 +405,7 @@ CREATE INDEX ON noidx USING simhash (fp);
 SELECT sqlstate_of($$INSERT INTO noidx VALUES (1, bits(0))$$) AS with_index;
 ALTER TABLE noidx RENAME COLUMN fp TO fingerprint;
 SELECT sqlstate_of($$INSERT INTO noidx VALUES (2, bits(10))$$) AS renamed;
+SELECT detail, hint FROM error_fields($$INSERT INTO noidx VALUES (2, bits(10))$$);
 ALTER TABLE noidx DROP COLUMN fingerprint;
 SELECT sqlstate_of($$INSERT INTO noidx VALUES (3, bits(20))$$) AS dropped;
 CREATE TABLE nopk (id int, fp simhash64, dup_of int);

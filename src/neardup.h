@@ -29,7 +29,7 @@ extern Datum simhash_text(PG_FUNCTION_ARGS);
 
 /* trigger_util.c */
 extern TriggerData *SimhashTriggerData(FunctionCallInfo fcinfo, const char *name);
-extern AttrNumber SimhashTriggerColumn(Relation rel, const char *colname, const char *what);
+extern AttrNumber SimhashTriggerColumn(Relation rel, const char *colname, const char *role);
 extern text *SimhashJoinTextColumns(HeapTuple tuple, TupleDesc desc,
 									const AttrNumber *cols, int ncols);
 

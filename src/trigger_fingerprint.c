@@ -84,7 +84,8 @@ simhash_fingerprint_trigger(PG_FUNCTION_ARGS)
 				 errmsg("simhash_fingerprint_trigger needs a fingerprint column and at least one text column"),
 				 errhint("Create the trigger with EXECUTE FUNCTION simhash_fingerprint_trigger(fp, body).")));
 
-	fp_attno = SimhashTriggerColumn(rel, trigger->tgargs[0], "fingerprint");
+	fp_attno = SimhashTriggerColumn(rel, trigger->tgargs[0],
+									gettext_noop("The trigger writes the fingerprint to this column."));
 	if (!SimhashIsFingerprintType(TupleDescAttr(desc, fp_attno - 1)->atttypid))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
@@ -103,7 +104,7 @@ simhash_fingerprint_trigger(PG_FUNCTION_ARGS)
 	cols = palloc(sizeof(AttrNumber) * ncols);
 	for (int i = 0; i < ncols; i++)
 	{
-		cols[i] = SimhashTriggerColumn(rel, trigger->tgargs[i + 1], "text");
+		cols[i] = SimhashTriggerColumn(rel, trigger->tgargs[i + 1], gettext_noop("The trigger fingerprints the text of this column."));
 		if (!IsBinaryCoercible(TupleDescAttr(desc, cols[i] - 1)->atttypid, TEXTOID))
 			ereport(ERROR,
 					(errcode(ERRCODE_DATATYPE_MISMATCH),

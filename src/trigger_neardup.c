@@ -156,12 +156,12 @@ SimhashFingerprintIndex(Relation rel, AttrNumber attno, const char *colname)
 
 /* Column numbers, in table "relid", of the named columns. */
 static AttrNumber *
-SimhashColumnsOf(Relation rel, char **names, int n, const char *what)
+SimhashColumnsOf(Relation rel, char **names, int n, const char *role)
 {
 	AttrNumber *attnos = palloc(sizeof(AttrNumber) * Max(n, 1));
 
 	for (int i = 0; i < n; i++)
-		attnos[i] = SimhashTriggerColumn(rel, names[i], what);
+		attnos[i] = SimhashTriggerColumn(rel, names[i], role);
 	return attnos;
 }
 
@@ -227,8 +227,10 @@ SimhashSetupLink(SimhashNearDupInfo *info, Relation rel, Trigger *trigger,
 					 errmsg("near-duplicate trigger \"%s\" links rows by key, but table \"%s\" has no single-column primary key",
 							trigger->tgname, RelationGetRelationName(rel)),
 					 errhint("Add a primary key of one column, or link only the distance.")));
-		info->link_key_attno = SimhashTriggerColumn(rel, key_col, "link key");
-		keytype = TupleDescAttr(desc, SimhashTriggerColumn(rel, info->key_name[0], "key") - 1)->atttypid;
+		info->link_key_attno = SimhashTriggerColumn(rel, key_col,
+													 gettext_noop("The trigger writes the nearest row's key to this column."));
+		keytype = TupleDescAttr(desc, SimhashTriggerColumn(rel, info->key_name[0],
+															   gettext_noop("The trigger names rows by this primary key column.")) - 1)->atttypid;
 		coltype = TupleDescAttr(desc, info->link_key_attno - 1)->atttypid;
 		if (coltype != keytype)
 			ereport(ERROR,
@@ -238,7 +240,8 @@ SimhashSetupLink(SimhashNearDupInfo *info, Relation rel, Trigger *trigger,
 	}
 	if (dist_col != NULL)
 	{
-		info->link_dist_attno = SimhashTriggerColumn(rel, dist_col, "link distance");
+		info->link_dist_attno = SimhashTriggerColumn(rel, dist_col,
+													  gettext_noop("The trigger writes the distance to the nearest row to this column."));
 		info->link_dist_type = TupleDescAttr(desc, info->link_dist_attno - 1)->atttypid;
 		if (info->link_dist_type != INT2OID && info->link_dist_type != INT4OID &&
 			info->link_dist_type != INT8OID)
@@ -253,7 +256,8 @@ SimhashSetupLink(SimhashNearDupInfo *info, Relation rel, Trigger *trigger,
 static void
 SimhashSetupScope(SimhashNearDupInfo *info, Relation rel, char **names)
 {
-	info->scope_attno = SimhashColumnsOf(rel, names, info->nscope, "scope");
+	info->scope_attno = SimhashColumnsOf(rel, names, info->nscope,
+										  gettext_noop("Only rows with equal values in this column compete."));
 	info->scope_eq = palloc(sizeof(FmgrInfo) * Max(info->nscope, 1));
 	info->scope_hash = palloc0(sizeof(FmgrInfo) * Max(info->nscope, 1));
 	info->scope_collation = palloc(sizeof(Oid) * Max(info->nscope, 1));
@@ -300,10 +304,12 @@ SimhashSetupLeaves(SimhashNearDupInfo *info, Relation rel, const char *fp_col,
 			continue;
 		r = (relid == RelationGetRelid(rel)) ? rel : table_open(relid, AccessShareLock);
 		leaf->relid = relid;
-		leaf->fp_attno = SimhashTriggerColumn(r, fp_col, "fingerprint");
+		leaf->fp_attno = SimhashTriggerColumn(r, fp_col, gettext_noop("The trigger reads the fingerprint from this column."));
 		leaf->indexoid = SimhashFingerprintIndex(r, leaf->fp_attno, fp_col);
-		leaf->scope_attno = SimhashColumnsOf(r, scope_names, info->nscope, "scope");
-		leaf->key_attno = SimhashColumnsOf(r, info->key_name, info->nkey, "key");
+		leaf->scope_attno = SimhashColumnsOf(r, scope_names, info->nscope,
+											  gettext_noop("Only rows with equal values in this column compete."));
+		leaf->key_attno = SimhashColumnsOf(r, info->key_name, info->nkey,
+											gettext_noop("The trigger names rows by this primary key column."));
 		if (relid == RelationGetRelid(rel))
 			info->own_leaf = n;
 		else
@@ -353,7 +359,7 @@ SimhashParseTextColumns(SimhashNearDupInfo *info, Trigger *trigger, Relation rel
 	info->text_attno = palloc(sizeof(AttrNumber) * info->ntext);
 	for (int i = 0; i < info->ntext; i++)
 	{
-		AttrNumber	attno = SimhashTriggerColumn(rel, names[i], "text");
+		AttrNumber	attno = SimhashTriggerColumn(rel, names[i], gettext_noop("The trigger fingerprints the text of this column."));
 
 		if (!IsBinaryCoercible(TupleDescAttr(RelationGetDescr(rel), attno - 1)->atttypid,
 							   TEXTOID))
@@ -392,7 +398,7 @@ SimhashNearDupSetup(FunctionCallInfo fcinfo, TriggerData *trigdata)
 	info->relid = RelationGetRelid(rel);
 	if (trigger->tgnargs < 3)
 		SimhashBadArgument(trigger, "There are %s arguments.", psprintf("%d", trigger->tgnargs));
-	info->fp_attno = SimhashTriggerColumn(rel, trigger->tgargs[0], "fingerprint");
+	info->fp_attno = SimhashTriggerColumn(rel, trigger->tgargs[0], gettext_noop("The trigger reads the fingerprint from this column."));
 	fpatt = TupleDescAttr(RelationGetDescr(rel), info->fp_attno - 1);
 	if (!SimhashIsFingerprintType(fpatt->atttypid))
 		ereport(ERROR,

@@ -57,26 +57,29 @@ SimhashTriggerData(FunctionCallInfo fcinfo, const char *name)
 }
 
 /*
- * The attribute number of the column a trigger argument names ("what" says
- * what the column is for); 42703 if the table has no such column, as after
- * the column was dropped or renamed.
+ * The attribute number of the column a trigger argument names ("role" is a
+ * sentence saying what the trigger uses the column for, for the error's
+ * detail); 42703 if the table has no such column, as after the column was
+ * dropped or renamed.
  */
 AttrNumber
-SimhashTriggerColumn(Relation rel, const char *colname, const char *what)
+SimhashTriggerColumn(Relation rel, const char *colname, const char *role)
 {
 	AttrNumber	attno = get_attnum(RelationGetRelid(rel), colname);
 
 	if (attno == InvalidAttrNumber)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_COLUMN),
-				 errmsg("%s column \"%s\" of table \"%s\" does not exist",
-						what, colname, RelationGetRelationName(rel)),
+				 errmsg("column \"%s\" of table \"%s\" does not exist",
+						colname, RelationGetRelationName(rel)),
+				 errdetail_internal("%s", _(role)),
 				 errhint("The trigger names its columns in its arguments; after renaming or dropping one, create the trigger again.")));
 	if (attno < 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_COLUMN_REFERENCE),
-				 errmsg("%s column \"%s\" of table \"%s\" is a system column",
-						what, colname, RelationGetRelationName(rel))));
+				 errmsg("column \"%s\" of table \"%s\" is a system column",
+						colname, RelationGetRelationName(rel)),
+				 errdetail_internal("%s", _(role))));
 	return attno;
 }
 

@@ -398,17 +398,25 @@ SimhashSubXactCallback(SubXactEvent event, SubTransactionId mySubid,
 static void
 SimhashPendingSnapshot(SimhashPendingGroup *g)
 {
-	uint32	   *cursor = palloc(sizeof(uint32) * SIMHASH_BAND_KEYS);
+	uint32	   *cursor;
 
+	/* an error while allocating must leave no half-made snapshot in use */
+	g->nsnap = 0;
+	cursor = palloc(sizeof(uint32) * SIMHASH_BAND_KEYS);
 	if (g->snap_room < g->nrows)
 	{
+		g->snap_room = 0;
 		for (int j = 0; j < SIMHASH_NBANDS; j++)
 		{
 			if (g->snap_fp[j])
-			{
 				pfree(g->snap_fp[j]);
+			if (g->snap_row[j])
 				pfree(g->snap_row[j]);
-			}
+			g->snap_fp[j] = NULL;
+			g->snap_row[j] = NULL;
+		}
+		for (int j = 0; j < SIMHASH_NBANDS; j++)
+		{
 			g->snap_fp[j] = MemoryContextAllocHuge(TopTransactionContext,
 												   sizeof(uint64) * g->maxrows);
 			g->snap_row[j] = MemoryContextAllocHuge(TopTransactionContext,
@@ -453,15 +461,21 @@ SimhashPendingSnapshot(SimhashPendingGroup *g)
 static void
 SimhashPendingChain(SimhashPendingGroup *g)
 {
-	if (g->head[0] == NULL)
+	if (g->head[SIMHASH_NBANDS - 1] == NULL)
 	{
+		int32	   *head[SIMHASH_NBANDS];
+		int32	   *next[SIMHASH_NBANDS];
+
+		/* all or nothing: an allocation that fails leaves the group as it was */
 		for (int j = 0; j < SIMHASH_NBANDS; j++)
 		{
-			g->head[j] = MemoryContextAllocHuge(TopTransactionContext,
-												sizeof(int32) * SIMHASH_BAND_KEYS);
-			g->next[j] = MemoryContextAllocHuge(TopTransactionContext,
-												sizeof(int32) * g->maxrows);
+			head[j] = MemoryContextAllocHuge(TopTransactionContext,
+											 sizeof(int32) * SIMHASH_BAND_KEYS);
+			next[j] = MemoryContextAllocHuge(TopTransactionContext,
+											 sizeof(int32) * g->maxrows);
 		}
+		memcpy(g->head, head, sizeof(head));
+		memcpy(g->next, next, sizeof(next));
 		g->nchained = 0;
 	}
 	if (g->nchained == 0)
@@ -715,11 +729,14 @@ shinsert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 
 	if (g->nrows == g->maxrows)
 	{
-		g->maxrows *= 2;
-		g->rows = repalloc_huge(g->rows, sizeof(SimhashPendingRow) * g->maxrows);
+		int			newmax = g->maxrows * 2;
+
+		/* maxrows grows last: a failed allocation leaves every array big enough */
+		g->rows = repalloc_huge(g->rows, sizeof(SimhashPendingRow) * newmax);
 		for (int j = 0; j < SIMHASH_NBANDS; j++)
 			if (g->next[j])
-				g->next[j] = repalloc_huge(g->next[j], sizeof(int32) * g->maxrows);
+				g->next[j] = repalloc_huge(g->next[j], sizeof(int32) * newmax);
+		g->maxrows = newmax;
 	}
 	row = &g->rows[g->nrows++];
 	row->isnull = isnull[0];

@@ -66,6 +66,7 @@ typedef struct SimhashNearestSortState
 {
 	CustomScanState css;
 	PlanState  *child;			/* the nearest-neighbour index scan */
+	IndexScanState *knn;		/* it, if a simhash index scan the node can ask */
 	int			nkeys;			/* sort keys after the distance */
 	AttrNumber	dist_attno;		/* the distance in the scan tuple */
 	AttrNumber *attnos;			/* the other keys in the scan tuple */
@@ -284,6 +285,27 @@ SimhashSortKeyColumn(Node *expr)
 	return var->varattno;
 }
 
+/*
+ * The simhash index scan under the node, looking through the gating Result
+ * that a pseudo-constant qual puts there; NULL if there is none to ask.
+ * Found once, at set-up: its scan descriptor is made only at its first row.
+ */
+static IndexScanState *
+SimhashNearestSortFindScan(PlanState *ps)
+{
+	IndexScanState *iss;
+
+	while (IsA(ps, ResultState) && outerPlanState(ps) != NULL)
+		ps = outerPlanState(ps);
+	if (!IsA(ps, IndexScanState))
+		return NULL;
+	iss = (IndexScanState *) ps;
+	if (iss->iss_RelationDesc == NULL ||
+		!SimhashIsIndexAm(iss->iss_RelationDesc->rd_rel->relam))
+		return NULL;
+	return iss;
+}
+
 /* BeginCustomScan */
 static void
 SimhashBeginNearestSort(CustomScanState *node, EState *estate, int eflags)
@@ -302,6 +324,7 @@ SimhashBeginNearestSort(CustomScanState *node, EState *estate, int eflags)
 	state->child = ExecInitNode(linitial(cscan->custom_plans), estate,
 								eflags & ~(EXEC_FLAG_BACKWARD | EXEC_FLAG_MARK));
 	node->custom_ps = list_make1(state->child);
+	state->knn = SimhashNearestSortFindScan(state->child);
 
 	/* the distance, then at least one key to sort a group by */
 	state->nkeys = list_length(cscan->custom_exprs) - 1;
@@ -336,23 +359,15 @@ SimhashBeginNearestSort(CustomScanState *node, EState *estate, int eflags)
 }
 
 /*
- * The simhash nearest-neighbour scan under the node (through the gating
- * Result that a pseudo-constant qual puts there), or NULL: then, or before
- * the scan has begun, or in an EvalPlanQual recheck, there is none to ask.
+ * The descriptor of the scan under the node, or NULL before the scan has
+ * begun, in an EvalPlanQual recheck, or when there is no scan to ask.
  */
-static IndexScanDesc
+static inline IndexScanDesc
 SimhashNearestSortScan(SimhashNearestSortState *state)
 {
-	PlanState  *ps = state->child;
-	IndexScanDesc scan;
+	IndexScanDesc scan = state->knn ? state->knn->iss_ScanDesc : NULL;
 
-	while (IsA(ps, ResultState) && outerPlanState(ps) != NULL)
-		ps = outerPlanState(ps);
-	if (!IsA(ps, IndexScanState))
-		return NULL;
-	scan = ((IndexScanState *) ps)->iss_ScanDesc;
-	if (scan == NULL || scan->numberOfOrderBys < 1 || scan->xs_orderbyvals == NULL ||
-		!SimhashIsIndexAm(scan->indexRelation->rd_rel->relam))
+	if (scan == NULL || scan->numberOfOrderBys < 1 || scan->xs_orderbyvals == NULL)
 		return NULL;
 	return scan;
 }

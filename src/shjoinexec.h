@@ -116,7 +116,8 @@ typedef struct SimhashJoinState
 	uint32		okbase;
 	/* per band: the earlier bands probed at radius 0, as lane top bits ... */
 	uint64		zero_lanes[SIMHASH_NBANDS];
-	bool		wide[SIMHASH_NBANDS];	/* ... and whether some had more */
+	bool		wide[SIMHASH_NBANDS];	/* ... whether some had more ... */
+	int			wide_radii[SIMHASH_NBANDS][SIMHASH_NBANDS];	/* ... and those */
 
 	/* for EXPLAIN ANALYZE */
 	uint64		ncandidates;

@@ -164,15 +164,16 @@ SimhashJoinSeekProbe(SimhashJoinState *state)
 
 /*
  * Which of the n <= 64 candidates fps[0..n) lie within "radius" of x and are
- * reached by no band before "band" (see the file header): bit i for fps[i].
+ * reached by no earlier band (see the file header): bit i for fps[i].
  * Branch-free over the candidates, since about half of them pass in
  * clustered data.  For earlier bands probed at radius 0 the test is "that
  * 16-bit lane of x ^ fp is zero", done for all lanes at once ("zero_lanes"
- * has the top bit of each such lane); wider radii are checked one by one.
+ * has the top bit of each such lane); earlier bands probed wider
+ * ("wide_radii", -1 for the others) are checked one by one.
  */
 SIMHASH_POPCNT_CLONES static uint64
 SimhashJoinScanChunk(const uint64 *fps, int n, uint64 x, int radius, uint64 zero_lanes,
-					 int band, const int *band_radius, bool wide)
+					 bool wide, const int *wide_radii)
 {
 	uint64		bits = 0;
 
@@ -187,17 +188,13 @@ SimhashJoinScanChunk(const uint64 *fps, int n, uint64 x, int radius, uint64 zero
 
 		bits |= ok << i;
 	}
+	/* the earlier bands the lanes above did not cover */
 	if (wide && bits != 0)
 	{
-		int			earlier[SIMHASH_NBANDS];
-
-		/* the earlier bands the lanes above did not cover */
-		for (int j = 0; j < SIMHASH_NBANDS; j++)
-			earlier[j] = (j < band && band_radius[j] > 0) ? band_radius[j] : -1;
 		for (int i = 0; i < n; i++)
 		{
 			if ((bits & (UINT64CONST(1) << i)) &&
-				SimhashReachedBefore(SimhashBlockCounts(x ^ fps[i]), earlier))
+				SimhashReachedBefore(SimhashBlockCounts(x ^ fps[i]), wide_radii))
 				bits &= ~(UINT64CONST(1) << i);
 		}
 	}
@@ -305,8 +302,8 @@ SimhashJoinNextPair(SimhashJoinState *state)
 
 			state->okbits = SimhashJoinScanChunk(t->band_fp[b] + state->pos, n,
 												 state->outer_fp, state->radius,
-												 state->zero_lanes[b], b,
-												 state->probes.radius, state->wide[b]);
+												 state->zero_lanes[b], state->wide[b],
+												 state->wide_radii[b]);
 			state->okbase = state->pos;
 			state->pos += n;
 			state->ncandidates += n;

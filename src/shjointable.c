@@ -96,13 +96,19 @@ SimhashJoinPlanProbes(SimhashJoinState *state)
 	{
 		state->zero_lanes[j] = 0;
 		state->wide[j] = false;
-		for (int i = 0; i < j; i++)
+		for (int i = 0; i < SIMHASH_NBANDS; i++)
 		{
+			state->wide_radii[j][i] = -1;
+			if (i >= j)
+				continue;
 			if (state->probes.radius[i] == 0)
 				state->zero_lanes[j] |= UINT64CONST(0x8000) <<
 					(SIMHASH_BITS - SIMHASH_BLOCK_BITS * (i + 1));
 			else if (state->probes.radius[i] > 0)
+			{
 				state->wide[j] = true;
+				state->wide_radii[j][i] = state->probes.radius[i];
+			}
 		}
 	}
 }

@@ -106,18 +106,11 @@ static void
 SimhashClustersSortBand(SimhashClusters *st, int j)
 {
 	uint32	   *start = st->start;
-	uint32		sum = 0;
 
 	memset(start, 0, sizeof(uint32) * (SIMHASH_CLUSTERS_KEYS + 1));
 	for (uint32 i = 0; i < st->nrows; i++)
 		start[SimhashBlock(st->rows[i].fp, j)]++;
-	for (int key = 0; key < SIMHASH_CLUSTERS_KEYS; key++)
-	{
-		uint32		c = start[key];
-
-		start[key] = sum;
-		sum += c;
-	}
+	(void) SimhashCountsToStarts(start, SIMHASH_CLUSTERS_KEYS);
 	for (uint32 i = 0; i < st->nrows; i++)
 	{
 		uint64		fp = st->rows[i].fp;

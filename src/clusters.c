@@ -320,19 +320,12 @@ SimhashClustersSortIds(SimhashClusters *st)
 		for (int b = 0; b < 8; b++)
 		{
 			uint32	   *offset = count + b * 256;
-			uint32		sum = 0;
 			SimhashClusterRow *swap;
 
 			/* ids sorted as unsigned after flipping the sign bit */
 			if (offset[(((uint64) src[0].id ^ (UINT64CONST(1) << 63)) >> (8 * b)) & 0xFF] == n)
 				continue;
-			for (int v = 0; v < 256; v++)
-			{
-				uint32		c = offset[v];
-
-				offset[v] = sum;
-				sum += c;
-			}
+			(void) SimhashCountsToStarts(offset, 256);
 			for (uint32 i = 0; i < n; i++)
 			{
 				uint64		key = (uint64) src[i].id ^ (UINT64CONST(1) << 63);

@@ -290,6 +290,16 @@ simhash_text(PG_FUNCTION_ARGS)
 	PG_RETURN_SIMHASH64(fp);
 }
 
+/* Raise the error for a null at index i (from 0) of a feature array. */
+static void
+SimhashRejectNullFeature(int i)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+			 errmsg("feature array must not contain nulls"),
+			 errdetail("Element %d is null.", i + 1)));
+}
+
 /*
  * simhash(text[]) -> simhash64
  *		Each element is a feature of weight 1; repeated elements add up.
@@ -312,10 +322,7 @@ simhash_features_array(PG_FUNCTION_ARGS)
 		text	   *f;
 
 		if (nulls[i])
-			ereport(ERROR,
-					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-					 errmsg("feature array must not contain nulls"),
-					 errdetail("Element %d is null.", i + 1)));
+			SimhashRejectNullFeature(i);
 		if ((i & 1023) == 0)
 			CHECK_FOR_INTERRUPTS();
 		f = DatumGetTextPP(elems[i]);
@@ -368,10 +375,7 @@ simhash_weighted_features(PG_FUNCTION_ARGS)
 		double		w;
 
 		if (fnulls[i])
-			ereport(ERROR,
-					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-					 errmsg("feature array must not contain nulls"),
-					 errdetail("Element %d is null.", i + 1)));
+			SimhashRejectNullFeature(i);
 		if (wnulls[i])
 			ereport(ERROR,
 					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
@@ -473,12 +477,7 @@ SimhashFeatureText(const char *utf8, size_t len, int encoding, Oid proc)
 		while (pos + piece < len && (utf8[pos + piece] & 0xC0) == 0x80)
 			piece--;
 		if (buf.len + piece * MAX_CONVERSION_GROWTH + 16 >= MaxAllocSize)
-			ereport(ERROR,
-					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-					 errmsg("feature is too long to be returned"),
-					 errdetail("A feature of more than %zu bytes of UTF-8 cannot be returned as a text value.",
-							   pos + piece),
-					 errhint("Use simhash(text), which needs no feature texts.")));
+			SimhashReportFeatureTooLong(pos + piece);
 		if (!OidIsValid(proc))
 		{
 			appendBinaryStringInfo(&buf, utf8 + pos, (int) piece);

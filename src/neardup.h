@@ -30,6 +30,8 @@ extern Datum simhash_text(PG_FUNCTION_ARGS);
 /* trigger_util.c */
 extern TriggerData *SimhashTriggerData(FunctionCallInfo fcinfo, const char *name);
 extern AttrNumber SimhashTriggerColumn(Relation rel, const char *colname, const char *role);
+extern AttrNumber SimhashTriggerFingerprintColumn(Relation rel, const char *colname,
+												  const char *role);
 extern text *SimhashJoinTextColumns(HeapTuple tuple, TupleDesc desc,
 									const AttrNumber *cols, int ncols);
 

@@ -418,7 +418,8 @@ SimhashEstimateWithin(IndexOptInfo *index, const SimhashColumnStats *fp,
 
 /*
  * Radius of a simhash_ball(x, k) expression or constant, normalized to
- * [-1, 64]; SIMHASH_UNKNOWN_RADIUS if it is not known at plan time.
+ * [-1, 64]; if it is not known at plan time, the radius that estimates
+ * assume, SIMHASH_ESTIMATE_RADIUS.
  */
 int
 SimhashBallExprRadius(Node *node, uint64 *center, bool *center_known)
@@ -446,7 +447,7 @@ SimhashBallExprRadius(Node *node, uint64 *center, bool *center_known)
 			((Const *) k)->consttype == INT4OID)
 			return SimhashNormalizeRadius(DatumGetInt32(((Const *) k)->constvalue));
 	}
-	return SIMHASH_UNKNOWN_RADIUS;
+	return SIMHASH_ESTIMATE_RADIUS;
 }
 
 /*
@@ -479,8 +480,6 @@ simhash_ball_restrict_sel(PG_FUNCTION_ARGS)
 	}
 
 	radius = SimhashBallExprRadius(other, &center, &center_known);
-	if (radius == SIMHASH_UNKNOWN_RADIUS)
-		radius = SIMHASH_ESTIMATE_RADIUS;
 	SimhashGetColumnStats(&vardata, &st);
 	index = SimhashFindIndex(root, &vardata);
 	sel = SimhashEstimateWithin(index, &st, center_known ? &center : NULL, NULL, true,
@@ -527,8 +526,6 @@ simhash_ball_join_sel(PG_FUNCTION_ARGS)
 	else
 		PG_RETURN_FLOAT8(SimhashBinomialWithin(SIMHASH_ESTIMATE_RADIUS));
 	radius = SimhashBallExprRadius(ballside, &center, &center_known);
-	if (radius == SIMHASH_UNKNOWN_RADIUS)
-		radius = SIMHASH_ESTIMATE_RADIUS;
 	/* only simhash_ball(x, k) tells where the centres come from */
 	if (!IsA(ballside, FuncExpr) ||
 		((FuncExpr *) ballside)->funcid != SimhashGetCatalog()->ball_func ||

@@ -594,6 +594,31 @@ simhash_index_check(PG_FUNCTION_ARGS)
 }
 
 /*
+ * Flush this backend's buffered entries and summarize trees 0 .. ntrees-1
+ * into sums; with keycounts, also count each tree's entries per key.
+ */
+static void
+SimhashSummarizeTrees(Relation index, int ntrees, SimhashTreeSummary *sums,
+					  uint32 **keycounts)
+{
+	BlockNumber roots[SIMHASH_NTREES];
+	uint16		levels[SIMHASH_NTREES];
+
+	Assert(ntrees <= SIMHASH_NTREES);
+	SimhashFlushPending(index);
+	SimhashReadRoots(index, roots, levels);
+	for (int tree = 0; tree < ntrees; tree++)
+	{
+		memset(&sums[tree], 0, sizeof(SimhashTreeSummary));
+		if (keycounts != NULL)
+			sums[tree].keycounts = keycounts[tree] =
+				palloc0(sizeof(uint32) * SIMHASH_BAND_KEYS);
+		SimhashWalkTree(index, tree, roots[tree], levels[tree], false, NULL,
+						&sums[tree]);
+	}
+}
+
+/*
  * simhash_index_stats(index regclass) -> setof (tree text, levels int4,
  *		leaf_pages int8, internal_pages int8, entries int8, appended int8,
  *		bytes_per_entry float8)
@@ -604,21 +629,17 @@ simhash_index_stats(PG_FUNCTION_ARGS)
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	Relation	heap;
 	Relation	index;
-	BlockNumber roots[SIMHASH_NTREES];
-	uint16		levels[SIMHASH_NTREES];
+	SimhashTreeSummary sums[SIMHASH_NTREES];
 
 	InitMaterializedSRF(fcinfo, 0);
 	index = SimhashOpenIndex(PG_GETARG_OID(0), &heap);
-	SimhashFlushPending(index);
-	SimhashReadRoots(index, roots, levels);
+	SimhashSummarizeTrees(index, SIMHASH_NTREES, sums, NULL);
 	for (int tree = 0; tree < SIMHASH_NTREES; tree++)
 	{
-		SimhashTreeSummary sum;
+		SimhashTreeSummary sum = sums[tree];
 		Datum		values[7];
 		bool		nulls[7] = {false};
 
-		memset(&sum, 0, sizeof(sum));
-		SimhashWalkTree(index, tree, roots[tree], levels[tree], false, NULL, &sum);
 		values[0] = CStringGetTextDatum(tree == SIMHASH_NULL_BAND ? "nulls" :
 										psprintf("band %d", tree));
 		values[1] = Int32GetDatum(sum.levels);
@@ -657,8 +678,7 @@ simhash_index_heavy_keys(PG_FUNCTION_ARGS)
 	int			limit = PG_GETARG_INT32(1);
 	Relation	heap;
 	Relation	index;
-	BlockNumber roots[SIMHASH_NTREES];
-	uint16		levels[SIMHASH_NTREES];
+	SimhashTreeSummary sums[SIMHASH_NBANDS];
 	uint32	   *counts[SIMHASH_NBANDS];
 
 	if (limit < 0)
@@ -667,16 +687,7 @@ simhash_index_heavy_keys(PG_FUNCTION_ARGS)
 				 errmsg("number of keys must not be negative")));
 	InitMaterializedSRF(fcinfo, 0);
 	index = SimhashOpenIndex(PG_GETARG_OID(0), &heap);
-	SimhashFlushPending(index);
-	SimhashReadRoots(index, roots, levels);
-	for (int band = 0; band < SIMHASH_NBANDS; band++)
-	{
-		SimhashTreeSummary sum;
-
-		memset(&sum, 0, sizeof(sum));
-		sum.keycounts = counts[band] = palloc0(sizeof(uint32) * SIMHASH_BAND_KEYS);
-		SimhashWalkTree(index, band, roots[band], levels[band], false, NULL, &sum);
-	}
+	SimhashSummarizeTrees(index, SIMHASH_NBANDS, sums, counts);
 
 	/* sort the non-empty key lists by length, longest first */
 	{

@@ -69,8 +69,6 @@ SimhashPathRadius(IndexPath *path, bool *has_quals)
 				bool		known;
 
 				r = SimhashBallExprRadius(lsecond(op->args), &center, &known);
-				if (r == SIMHASH_UNKNOWN_RADIUS)
-					r = SIMHASH_ESTIMATE_RADIUS;
 			}
 			radius = Min(radius, Max(r, -1));
 		}

@@ -228,7 +228,6 @@ SimhashJoinSortBand(SimhashJoinState *state, int j, uint32 *scratch)
 	for (int pass = 0; pass < 2; pass++)
 	{
 		uint32	   *dst = (pass == 0) ? scratch : order;
-		uint32		sum = 0;
 
 		memset(count, 0, sizeof(count));
 		for (uint32 i = 0; i < t->nrows; i++)
@@ -237,13 +236,7 @@ SimhashJoinSortBand(SimhashJoinState *state, int j, uint32 *scratch)
 
 			count[(SimhashBlock(t->fps[r], j) >> (8 * pass)) & 0xFF]++;
 		}
-		for (int b = 0; b < 256; b++)
-		{
-			uint32		c = count[b];
-
-			count[b] = sum;
-			sum += c;
-		}
+		(void) SimhashCountsToStarts(count, 256);
 		for (uint32 i = 0; i < t->nrows; i++)
 		{
 			uint32		r = (pass == 0) ? i : scratch[i];

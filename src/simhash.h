@@ -95,6 +95,25 @@ SimhashBlock(uint64 fp, int block)
 }
 
 /*
+ * Turn the n counts of a counting sort into each value's first position
+ * (an exclusive prefix sum) and return their total.
+ */
+static inline uint32
+SimhashCountsToStarts(uint32 *counts, int n)
+{
+	uint32		sum = 0;
+
+	for (int i = 0; i < n; i++)
+	{
+		uint32		c = counts[i];
+
+		counts[i] = sum;
+		sum += c;
+	}
+	return sum;
+}
+
+/*
  * Feature accumulation (fingerprint.c): 64 signed counters that features
  * push up or down according to their hash bits (floating-point weights).
  */
@@ -171,6 +190,7 @@ extern SimhashFeatureSet *SimhashExtractFeatures(Datum textdatum, bool keep_text
 extern uint64 SimhashFeatureSetFingerprint(const SimhashFeatureSet *fs);
 extern uint64 SimhashFeatureSetCap(const SimhashFeatureSet *fs);
 extern void SimhashFreeFeatureSet(SimhashFeatureSet *fs);
+extern void SimhashReportFeatureTooLong(Size len) pg_attribute_noreturn();
 
 /* radius.c: the search radius proposed for a text (simhash_radius) */
 extern int	SimhashRadiusOfText(Datum textdatum);

@@ -21,7 +21,6 @@
 
 /* pairs of sample values compared for a join estimate, per side */
 #define SIMHASH_MAX_PAIR_VALUES	300
-#define SIMHASH_UNKNOWN_RADIUS	(-1000)
 /* radius assumed by estimates when it is only known at run time */
 #define SIMHASH_ESTIMATE_RADIUS 3
 

@@ -394,12 +394,7 @@ SimhashGrowWord(SimhashTokenizer *tk, size_t extra)
 			return;
 	}
 	if (tk->wlen + extra >= MaxAllocSize - VARHDRSZ)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("feature is too long to be returned"),
-				 errdetail("A feature of more than %zu bytes of UTF-8 cannot be returned as a text value.",
-						   tk->wlen),
-				 errhint("Use simhash(text), which needs no feature texts.")));
+		SimhashReportFeatureTooLong(tk->wlen);
 	while (tk->wlen + extra > tk->wsize)
 		tk->wsize *= 2;
 	tk->word = repalloc_huge(tk->word, tk->wsize);
@@ -786,4 +781,16 @@ SimhashHashServerString(const char *s, size_t len)
 	h = XXH3_64bits(utf8, strlen(utf8));
 	pfree(utf8);
 	return h;
+}
+
+/* Raise the error for a feature whose text of len bytes cannot be returned. */
+void
+SimhashReportFeatureTooLong(Size len)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+			 errmsg("feature is too long to be returned"),
+			 errdetail("A feature of more than %zu bytes of UTF-8 cannot be returned as a text value.",
+					   len),
+			 errhint("Use simhash(text), which needs no feature texts.")));
 }

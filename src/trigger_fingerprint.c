@@ -84,13 +84,8 @@ simhash_fingerprint_trigger(PG_FUNCTION_ARGS)
 				 errmsg("simhash_fingerprint_trigger needs a fingerprint column and at least one text column"),
 				 errhint("Create the trigger with EXECUTE FUNCTION simhash_fingerprint_trigger(fp, body).")));
 
-	fp_attno = SimhashTriggerColumn(rel, trigger->tgargs[0],
-									gettext_noop("The trigger writes the fingerprint to this column."));
-	if (!SimhashIsFingerprintType(TupleDescAttr(desc, fp_attno - 1)->atttypid))
-		ereport(ERROR,
-				(errcode(ERRCODE_DATATYPE_MISMATCH),
-				 errmsg("column \"%s\" of table \"%s\" is not of type simhash64",
-						trigger->tgargs[0], RelationGetRelationName(rel))));
+	fp_attno = SimhashTriggerFingerprintColumn(rel, trigger->tgargs[0],
+											   gettext_noop("The trigger writes the fingerprint to this column."));
 	if (TupleDescAttr(desc, fp_attno - 1)->attgenerated)
 		ereport(ERROR,
 				(errcode(ERRCODE_GENERATED_ALWAYS),

@@ -398,13 +398,9 @@ SimhashNearDupSetup(FunctionCallInfo fcinfo, TriggerData *trigdata)
 	info->relid = RelationGetRelid(rel);
 	if (trigger->tgnargs < 3)
 		SimhashBadArgument(trigger, "There are %s arguments.", psprintf("%d", trigger->tgnargs));
-	info->fp_attno = SimhashTriggerColumn(rel, trigger->tgargs[0], gettext_noop("The trigger reads the fingerprint from this column."));
+	info->fp_attno = SimhashTriggerFingerprintColumn(rel, trigger->tgargs[0],
+													 gettext_noop("The trigger reads the fingerprint from this column."));
 	fpatt = TupleDescAttr(RelationGetDescr(rel), info->fp_attno - 1);
-	if (!SimhashIsFingerprintType(fpatt->atttypid))
-		ereport(ERROR,
-				(errcode(ERRCODE_DATATYPE_MISMATCH),
-				 errmsg("column \"%s\" of table \"%s\" is not of type simhash64",
-						trigger->tgargs[0], RelationGetRelationName(rel))));
 	info->k = SimhashParseRadius(trigger, trigger->tgargs[1]);
 	action = trigger->tgargs[2];
 	if (pg_strcasecmp(action, "reject") == 0)

@@ -23,6 +23,7 @@
 #include "utils/rel.h"
 
 #include "neardup.h"
+#include "simhash_catalog.h"
 
 /*
  * The TriggerData of a call of trigger function "name", which must fire
@@ -78,6 +79,24 @@ SimhashTriggerColumn(Relation rel, const char *colname, const char *role)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_COLUMN_REFERENCE),
 				 errmsg("column \"%s\" of table \"%s\" is a system column",
+						colname, RelationGetRelationName(rel)),
+				 errdetail_internal("%s", _(role))));
+	return attno;
+}
+
+/*
+ * SimhashTriggerColumn for the fingerprint column: also 42804 unless the
+ * column is of type simhash64.
+ */
+AttrNumber
+SimhashTriggerFingerprintColumn(Relation rel, const char *colname, const char *role)
+{
+	AttrNumber	attno = SimhashTriggerColumn(rel, colname, role);
+
+	if (!SimhashIsFingerprintType(TupleDescAttr(RelationGetDescr(rel), attno - 1)->atttypid))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("column \"%s\" of table \"%s\" is not of type simhash64",
 						colname, RelationGetRelationName(rel)),
 				 errdetail_internal("%s", _(role))));
 	return attno;

@@ -26,6 +26,7 @@ OBJS = \
 	src/shjoinprobe.o \
 	src/shjointable.o \
 	src/shpage.o \
+	src/shkeycache.o \
 	src/shknn.o \
 	src/shprobe.o \
 	src/shrange.o \

@@ -262,6 +262,61 @@ DROP TRIGGER nd_near ON nd;
 TRUNCATE nd;
 DROP TABLE bulk_src, bulk_expected, bulk_kept;
 
+-- a bulk load into a table that already holds rows: past 16 rows the check
+-- locks the whole table and reads key runs through a cache.  A small
+-- work_mem flushes the buffered rows twice mid-statement (the cache must
+-- start over: rows past 4731 link to flushed rows), a cache of 64kB
+-- empties itself when full, and passes the runs of the keys a third of the
+-- rows share without keeping them.  The links must be those of a load
+-- without the cache.  Rows 2001-2500 copy rows 1-500 of the first load,
+-- 4501-6000 rows 2501-4000 of their own (2 bits flipped).
+CREATE TABLE kc_src AS
+SELECT i AS id, ((CASE WHEN g % 3 = 0 THEN x'1234000000000000'::int8 | (h & x'0000ffffffffffff'::int8)
+					   WHEN g % 3 = 1 THEN x'00000000abcd0000'::int8 | (h & x'ffffffff0000ffff'::int8)
+					   ELSE h END)
+				 # (CASE WHEN g <> i THEN 3::int8 << (i % 62) ELSE 0 END))::simhash64 AS fp
+FROM (SELECT i, g, (hashint8(g)::int8 << 32 | hashint8(-g)::int8 & 4294967295) AS h
+	  FROM (SELECT i, CASE WHEN i BETWEEN 2001 AND 2500 OR i > 4000 THEN i - 2000 ELSE i END AS g
+			FROM generate_series(1, 6000) i) s) t;
+CREATE TABLE kc_on (id int PRIMARY KEY, fp simhash64, dup_of int, dup_dist int);
+CREATE INDEX kc_on_fp ON kc_on USING simhash (fp);
+CREATE TRIGGER kc_link BEFORE INSERT ON kc_on FOR EACH ROW
+	EXECUTE FUNCTION simhash_near_duplicate_trigger(fp, 3, 'link', dup_of, dup_dist);
+CREATE TABLE kc_off (LIKE kc_on INCLUDING ALL);
+CREATE TRIGGER kc_link BEFORE INSERT ON kc_off FOR EACH ROW
+	EXECUTE FUNCTION simhash_near_duplicate_trigger(fp, 3, 'link', dup_of, dup_dist);
+CREATE TABLE kc_default (LIKE kc_on INCLUDING ALL);
+CREATE TRIGGER kc_link BEFORE INSERT ON kc_default FOR EACH ROW
+	EXECUTE FUNCTION simhash_near_duplicate_trigger(fp, 3, 'link', dup_of, dup_dist);
+INSERT INTO kc_on (id, fp) SELECT id, fp FROM kc_src WHERE id <= 2000 ORDER BY id;
+INSERT INTO kc_off (id, fp) SELECT id, fp FROM kc_src WHERE id <= 2000 ORDER BY id;
+INSERT INTO kc_default (id, fp) SELECT id, fp FROM kc_src WHERE id <= 2000 ORDER BY id;
+BEGIN;
+SET LOCAL work_mem = '64kB';
+SET LOCAL simhash.neardup_cache_mem = '64kB';
+INSERT INTO kc_on (id, fp) SELECT id, fp FROM kc_src WHERE id > 2000 ORDER BY id;
+COMMIT;
+BEGIN;
+SET LOCAL work_mem = '64kB';
+SET LOCAL simhash.neardup_cache_mem = 0;
+INSERT INTO kc_off (id, fp) SELECT id, fp FROM kc_src WHERE id > 2000 ORDER BY id;
+COMMIT;
+-- the default cache, which holds every run; the statement says it uses one
+BEGIN;
+SET LOCAL work_mem = '64kB';
+SET LOCAL client_min_messages = debug1;
+INSERT INTO kc_default (id, fp) SELECT id, fp FROM kc_src WHERE id > 2000 ORDER BY id;
+COMMIT;
+SELECT count(*) AS rows, count(*) FILTER (WHERE dup_of IS NOT NULL) AS linked,
+	   count(*) FILTER (WHERE id > 4730 AND dup_of = id - 2000) AS linked_to_flushed,
+	   (SELECT count(*) FROM ((TABLE kc_on EXCEPT TABLE kc_off)
+							  UNION ALL (TABLE kc_off EXCEPT TABLE kc_on)) d) AS differences,
+	   (SELECT count(*) FROM ((TABLE kc_default EXCEPT TABLE kc_off)
+							  UNION ALL (TABLE kc_off EXCEPT TABLE kc_default)) d) AS default_differences
+FROM kc_on;
+SELECT sqlstate_of($$SET simhash.neardup_cache_mem = -2$$) AS below_minus_one;
+DROP TABLE kc_src, kc_on, kc_off, kc_default;
+
 -- scope: only rows of the same tenant compete; a NULL tenant competes with none
 CREATE TABLE tenant_docs (id int PRIMARY KEY, tenant text, site int, fp simhash64);
 CREATE INDEX ON tenant_docs USING simhash (fp);

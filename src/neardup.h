@@ -90,6 +90,9 @@ typedef struct SimhashNearDupInfo
 	int			nleaves;		/* the tables whose rows compete */
 	SimhashNearDupLeaf *leaves;
 	int			own_leaf;		/* the table the trigger fires on, among them */
+	MemoryContext cxt;			/* where all this lives: the statement's */
+	struct SimhashKeyCache *keycache;	/* runs of the leaves' indexes, or NULL */
+	uint64		keycache_epoch; /* SimhashHoldsWholeTable's epoch it trusts */
 } SimhashNearDupInfo;
 
 /* the nearest earlier row found */
@@ -105,12 +108,13 @@ typedef struct SimhashNearMatch
 } SimhashNearMatch;
 
 /* neardup_search.c */
-extern void SimhashFindNearDuplicate(const SimhashNearDupInfo *info, uint64 fp, int k,
+extern void SimhashFindNearDuplicate(SimhashNearDupInfo *info, uint64 fp, int k,
 									 const Datum *scope, ItemPointer self,
 									 SimhashNearMatch *best);
 
 /* neardup_lock.c */
 extern void SimhashCanonicalRadii(int k, int *radius);
 extern int	SimhashLockNeighbourhood(Oid relid, uint32 scope_hash, uint64 fp, int k);
+extern bool SimhashHoldsWholeTable(Oid relid, uint64 *epoch);
 
 #endif							/* NEARDUP_H */

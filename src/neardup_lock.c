@@ -44,6 +44,14 @@
 static LocalTransactionId cells_lxid = InvalidLocalTransactionId;
 static int	cells_held = 0;
 
+/*
+ * Whole-table locks this backend has newly taken.  Whoever relies on
+ * holding one without a break (the key cache of neardup_search.c) notes
+ * this and sees it change: a lock released with a subtransaction and taken
+ * again may have let other sessions' rows in meanwhile.
+ */
+static uint64 table_lock_epoch = 0;
+
 /* Cells the current transaction has taken so far. */
 static int *
 SimhashCellsHeld(void)
@@ -152,6 +160,7 @@ SimhashLockNeighbourhood(Oid relid, uint32 scope_hash, uint64 fp, int k)
 	if (ncells > SIMHASH_MAX_CHECK_CELLS || *held + ncells > max_locks_per_xact)
 	{
 		SimhashLockCell(relid, 0, SIMHASH_LOCK_TABLE, ExclusiveLock);
+		table_lock_epoch++;
 		return 0;
 	}
 	SimhashLockCell(relid, 0, SIMHASH_LOCK_TABLE, RowExclusiveLock);
@@ -196,4 +205,18 @@ SimhashLockNeighbourhood(Oid relid, uint32 scope_hash, uint64 fp, int k)
 	pfree(ring);
 	pfree(cells);
 	return nlocks;
+}
+
+/*
+ * Does this backend hold the whole of table relid for its checks?  *epoch
+ * changes whenever such a lock is newly taken, on any table.
+ */
+bool
+SimhashHoldsWholeTable(Oid relid, uint64 *epoch)
+{
+	LOCKTAG		table;
+
+	SET_LOCKTAG_ADVISORY(table, MyDatabaseId, relid, 0, SIMHASH_LOCK_TABLE);
+	*epoch = table_lock_epoch;
+	return LockHeldByMe(&table, ExclusiveLock);
 }

@@ -246,13 +246,41 @@ SimhashCheckCandidates(const SimhashNearDupInfo *info, const SimhashCandidate *c
 }
 
 /*
+ * The key cache the search of the competing tables' indexes may use, or
+ * NULL.  Only while this backend holds the whole table (lock escalation:
+ * a bulk load) can no other session's check insert rows, so only then do
+ * runs read before stay what the index holds; the cache is emptied when
+ * that lock was taken again since.  Rows that arrive without this trigger
+ * are not held back by the lock: see src/README, "The key cache".
+ */
+static SimhashKeyCache *
+SimhashUsableKeyCache(SimhashNearDupInfo *info)
+{
+	uint64		epoch;
+
+	if (!SimhashHoldsWholeTable(info->top_relid, &epoch))
+		return NULL;
+	if (info->keycache == NULL)
+	{
+		info->keycache = SimhashKeyCacheCreate(info->cxt);
+		if (info->keycache == NULL)
+			return NULL;		/* turned off */
+		elog(DEBUG1, "near-duplicate checks read the simhash index through a key cache");
+	}
+	else if (info->keycache_epoch != epoch)
+		SimhashKeyCacheReset(info->keycache);
+	info->keycache_epoch = epoch;
+	return info->keycache;
+}
+
+/*
  * Find the nearest row within k of fingerprint fp among the competing
  * tables, in the scope "scope" (info->nscope values), other than the row
  * "self" of the trigger's own table (an UPDATE's old row; NULL for INSERT).
  * Ties go to the smallest key (to the first TID without one).
  */
 void
-SimhashFindNearDuplicate(const SimhashNearDupInfo *info, uint64 fp, int k, const Datum *scope,
+SimhashFindNearDuplicate(SimhashNearDupInfo *info, uint64 fp, int k, const Datum *scope,
 						 ItemPointer self, SimhashNearMatch *best)
 {
 	SimhashCandidates cands;
@@ -264,6 +292,7 @@ SimhashFindNearDuplicate(const SimhashNearDupInfo *info, uint64 fp, int k, const
 		int			start;
 		uint32		token = 0;
 		bool		waited = false;
+		SimhashKeyCache *cache = SimhashUsableKeyCache(info);
 
 		best->found = false;
 		memset(&cands, 0, sizeof(cands));
@@ -272,7 +301,10 @@ SimhashFindNearDuplicate(const SimhashNearDupInfo *info, uint64 fp, int k, const
 			Relation	index = index_open(info->leaves[leaf].indexoid, AccessShareLock);
 
 			cands.leaf = leaf;
-			SimhashSearchWithin(index, fp, k, SimhashAddCandidate, &cands);
+			if (cache != NULL)
+				SimhashKeyCacheSearch(cache, index, fp, k, SimhashAddCandidate, &cands);
+			else
+				SimhashSearchWithin(index, fp, k, SimhashAddCandidate, &cands);
 			SimhashPendingWithin(index, fp, k, SimhashAddCandidate, &cands);
 			index_close(index, AccessShareLock);
 		}
@@ -299,5 +331,8 @@ SimhashFindNearDuplicate(const SimhashNearDupInfo *info, uint64 fp, int k, const
 		pfree(cands.items);
 		if (!waited)
 			return;
+		/* a row that came in without this trigger: its session may add more */
+		if (cache != NULL)
+			SimhashKeyCacheReset(cache);
 	}
 }

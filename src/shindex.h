@@ -383,6 +383,7 @@ extern void SimhashFlushAllPending(void);
 typedef bool (*SimhashFoundCallback) (ItemPointer tid, uint64 fp, int dist, void *arg);
 extern void SimhashPendingWithin(Relation index, uint64 center, int radius,
 								 SimhashFoundCallback found, void *arg);
+extern uint64 SimhashPendingFlushes(void);
 extern void SimhashInstallInsertHooks(void);
 
 /* shbuild.c */
@@ -461,6 +462,14 @@ extern void shendscan(IndexScanDesc scan);
 extern void SimhashSearchWithin(Relation index, uint64 center, int radius,
 								SimhashFoundCallback found, void *arg);
 extern int64 SimhashCountWithin(Relation index, uint64 center, int radius, int64 limit);
+
+/* shkeycache.c: decoded key runs for repeated searches */
+typedef struct SimhashKeyCache SimhashKeyCache;
+extern SimhashKeyCache *SimhashKeyCacheCreate(MemoryContext parent);
+extern void SimhashKeyCacheReset(SimhashKeyCache *cache);
+extern void SimhashKeyCacheSearch(SimhashKeyCache *cache, Relation index, uint64 center,
+								  int radius, SimhashFoundCallback found, void *arg);
+extern void SimhashInstallKeyCache(void);
 
 /* shknn.c: asked by the nearest sort node */
 extern bool SimhashKnnReturnedWithin(IndexScanDesc scan, int dist);

@@ -94,6 +94,9 @@ typedef struct SimhashPendingIndex
 
 /* pending rows of the current transaction, in TopTransactionContext */
 static HTAB *pending = NULL;
+
+/* writes of pending rows into an index so far, by this backend */
+static uint64 pending_flushes = 0;
 static int	pending_total = 0;
 
 static ExecutorStart_hook_type prev_ExecutorStart = NULL;
@@ -234,6 +237,8 @@ SimhashWritePending(Relation index, SimhashPendingGroup *p)
 	SimhashDropStaleRows(index, p, recs, scratch);
 	n = p->nrows;
 	p->interrupted = true;
+	/* counted before the first write: key caches must not trust what they hold */
+	pending_flushes++;
 
 	for (int tree = 0; tree < SIMHASH_NTREES; tree++)
 	{
@@ -274,6 +279,16 @@ SimhashWritePending(Relation index, SimhashPendingGroup *p)
 	p->nrows = 0;
 	p->nchained = 0;
 	p->interrupted = false;
+}
+
+/*
+ * How many times this backend has written pending rows into an index: a
+ * cache of index contents (shkeycache.c) is stale once this changes.
+ */
+uint64
+SimhashPendingFlushes(void)
+{
+	return pending_flushes;
 }
 
 /* The group of rows for the index's current relfilenode, or NULL. */

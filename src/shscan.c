@@ -65,7 +65,7 @@ shbeginscan(Relation r, int nkeys, int norderbys)
  * reltuples = 0 until VACUUM or ANALYZE, however many rows arrive; trusting
  * it would make every search read a whole band.
  */
-static double
+double
 SimhashEstimateEntries(Relation index)
 {
 	double		tuples = index->rd_rel->reltuples;
@@ -367,6 +367,25 @@ SimhashSearchWithin(Relation index, uint64 center, int radius,
 	}
 	shendscan(scan);
 	IndexScanEnd(scan);
+}
+
+/*
+ * A scan that serves only SimhashProbeKey calls, for callers that choose
+ * their own keys (the key cache): every entry of a probed key is batched,
+ * whatever its distance.  End it with shendscan and IndexScanEnd.
+ */
+IndexScanDesc
+SimhashBeginKeyProbes(Relation index)
+{
+	IndexScanDesc scan = shbeginscan(index, 0, 0);
+	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
+
+	so->internal = true;
+	shrescan(scan, NULL, 0, NULL, 0);
+	Assert(so->radius == SIMHASH_BITS);
+	SimhashReadRoots(index, so->roots, so->levels);
+	so->started = true;
+	return scan;
 }
 
 /* SimhashSearchWithin callback of SimhashCountWithin: count up to a limit. */

@@ -103,6 +103,10 @@ typedef struct SimhashScanOpaqueData
 typedef SimhashScanOpaqueData *SimhashScanOpaque;
 
 
+/* shscan.c */
+extern double SimhashEstimateEntries(Relation index);
+extern IndexScanDesc SimhashBeginKeyProbes(Relation index);
+
 /* shread.c: reading leaves and filtering their entries */
 extern void SimhashHitAddTid(SimhashScanOpaque so, SimhashHitList *list, ItemPointer tid,
 							 uint64 fp, bool isnull, int dist);

@@ -35,6 +35,7 @@ _PG_init(void)
 	SimhashRegisterOptions();
 	SimhashRegisterCatalogCallbacks();
 	SimhashInstallInsertHooks();
+	SimhashInstallKeyCache();
 	SimhashInstallPlannerHook();
 	SimhashInstallJoinHook();
 	SimhashInstallNearestSort();

@@ -394,6 +394,7 @@ SimhashNearDupSetup(FunctionCallInfo fcinfo, TriggerData *trigdata)
 
 	old = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
 	info = palloc0(sizeof(SimhashNearDupInfo));
+	info->cxt = fcinfo->flinfo->fn_mcxt;
 	info->tgoid = trigger->tgoid;
 	info->relid = RelationGetRelid(rel);
 	if (trigger->tgnargs < 3)

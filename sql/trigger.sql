@@ -363,6 +363,31 @@ SELECT sqlstate_of($$INSERT INTO pdocs VALUES (151, bits(1))$$) AS other_partiti
 	   sqlstate_of($$INSERT INTO pdocs_2 VALUES (152, bits(2))$$) AS into_partition,
 	   sqlstate_of($$UPDATE pdocs SET id = 50 WHERE id = 150$$) AS moving_row;
 SELECT * FROM pdocs ORDER BY id;
+-- a bulk load into both partitions: one key cache for the statement, which
+-- both partitions' copies of the trigger share (one message), and link
+-- results equal to those without it
+CREATE TABLE pdocs_links (id int, fp simhash64, dup_of int, PRIMARY KEY (id)) PARTITION BY RANGE (id);
+CREATE TABLE pdocs_links_1 PARTITION OF pdocs_links FOR VALUES FROM (0) TO (100);
+CREATE TABLE pdocs_links_2 PARTITION OF pdocs_links FOR VALUES FROM (100) TO (200);
+CREATE INDEX ON pdocs_links USING simhash (fp);
+CREATE TRIGGER p_link BEFORE INSERT ON pdocs_links FOR EACH ROW
+	EXECUTE FUNCTION simhash_near_duplicate_trigger(fp, 3, 'link', dup_of);
+BEGIN;
+SET LOCAL client_min_messages = debug1;
+INSERT INTO pdocs_links SELECT i, bits((i * 7) % 60) FROM generate_series(0, 199, 3) i;
+COMMIT;
+CREATE TABLE pdocs_nocache (LIKE pdocs_links INCLUDING ALL);
+CREATE TRIGGER p_link BEFORE INSERT ON pdocs_nocache FOR EACH ROW
+	EXECUTE FUNCTION simhash_near_duplicate_trigger(fp, 3, 'link', dup_of);
+BEGIN;
+SET LOCAL simhash.neardup_cache_mem = 0;
+INSERT INTO pdocs_nocache SELECT i, bits((i * 7) % 60) FROM generate_series(0, 199, 3) i;
+COMMIT;
+SELECT count(*) AS rows, count(dup_of) AS linked,
+	   (SELECT count(*) FROM ((TABLE pdocs_links EXCEPT TABLE pdocs_nocache)
+							  UNION ALL (TABLE pdocs_nocache EXCEPT TABLE pdocs_links)) d) AS differences
+FROM pdocs_links;
+DROP TABLE pdocs_links, pdocs_nocache;
 -- every partition needs the index (here it was created ON ONLY the parent)
 CREATE TABLE pdocs2 (id int PRIMARY KEY, fp simhash64) PARTITION BY RANGE (id);
 CREATE TABLE pdocs2_1 PARTITION OF pdocs2 FOR VALUES FROM (0) TO (100);

@@ -91,8 +91,6 @@ typedef struct SimhashNearDupInfo
 	SimhashNearDupLeaf *leaves;
 	int			own_leaf;		/* the table the trigger fires on, among them */
 	MemoryContext cxt;			/* where all this lives: the statement's */
-	struct SimhashKeyCache *keycache;	/* runs of the leaves' indexes, or NULL */
-	uint64		keycache_epoch; /* SimhashHoldsWholeTable's epoch it trusts */
 } SimhashNearDupInfo;
 
 /* the nearest earlier row found */
@@ -108,7 +106,7 @@ typedef struct SimhashNearMatch
 } SimhashNearMatch;
 
 /* neardup_search.c */
-extern void SimhashFindNearDuplicate(SimhashNearDupInfo *info, uint64 fp, int k,
+extern void SimhashFindNearDuplicate(const SimhashNearDupInfo *info, uint64 fp, int k,
 									 const Datum *scope, ItemPointer self,
 									 SimhashNearMatch *best);
 

@@ -46,6 +46,9 @@ typedef struct SimhashCandidate
 	int			leaf;			/* which competing table */
 	ItemPointerData tid;
 	int			dist;
+	bool		cached;			/* from the key cache (else read just now) */
+	bool		stale;			/* ... and names no tuple: see below */
+	uint64		fp;				/* the entry's fingerprint */
 } SimhashCandidate;
 
 typedef struct SimhashCandidates
@@ -54,6 +57,7 @@ typedef struct SimhashCandidates
 	int			n;
 	int			max;
 	int			leaf;			/* table being searched */
+	bool		cached;			/* ... through the key cache */
 } SimhashCandidates;
 
 /* SimhashFoundCallback: remember a candidate. */
@@ -71,6 +75,9 @@ SimhashAddCandidate(ItemPointer tid, uint64 fp, int dist, void *arg)
 	c->items[c->n].leaf = c->leaf;
 	c->items[c->n].tid = *tid;
 	c->items[c->n].dist = dist;
+	c->items[c->n].cached = c->cached;
+	c->items[c->n].stale = false;
+	c->items[c->n].fp = fp;
 	c->n++;
 	return true;
 }
@@ -178,12 +185,13 @@ SimhashKeepMatch(const SimhashNearDupInfo *info, int leaf, TupleTableSlot *slot,
  * Look the candidates of one distance up in their tables; fills *best with
  * the matching row of the smallest key.  Returns an in-progress
  * transaction to wait for (and *token, for a speculative insertion), or
- * InvalidTransactionId.
+ * InvalidTransactionId.  Sets *stale if a candidate from the key cache
+ * names no tuple any snapshot could see: its row may have moved.
  */
 static TransactionId
-SimhashCheckCandidates(const SimhashNearDupInfo *info, const SimhashCandidate *c, int n,
+SimhashCheckCandidates(const SimhashNearDupInfo *info, SimhashCandidate *c, int n,
 					   uint64 fp, const Datum *scope, ItemPointer self,
-					   SimhashNearMatch *best, uint32 *token)
+					   SimhashNearMatch *best, uint32 *token, bool *stale)
 {
 	SimhashNearMatch m;
 
@@ -197,6 +205,7 @@ SimhashCheckCandidates(const SimhashNearDupInfo *info, const SimhashCandidate *c
 		SnapshotData dirty;
 		bool		call_again = false;
 		bool		all_dead;
+		bool		fetched = false;
 		TransactionId xwait = InvalidTransactionId;
 
 		do
@@ -206,6 +215,7 @@ SimhashCheckCandidates(const SimhashNearDupInfo *info, const SimhashCandidate *c
 			if (!table_index_fetch_tuple(fetch, (ItemPointer) &c[i].tid, &dirty, slot,
 										 &call_again, &all_dead))
 				continue;
+			fetched = true;
 			if (!SimhashRowMatches(info, c[i].leaf, slot, fp, scope, self, c[i].dist))
 				continue;
 			/* another transaction is inserting or deleting it: wait, see */
@@ -229,6 +239,13 @@ SimhashCheckCandidates(const SimhashNearDupInfo *info, const SimhashCandidate *c
 			}
 		} while (call_again);
 
+		/*
+		 * A dead entry: its row was deleted, or updated to a new TID by an
+		 * UPDATE that kept its fingerprint (which takes no lock), whose new
+		 * entry a cached run may lack.
+		 */
+		c[i].stale = c[i].cached && !fetched;
+		*stale |= c[i].stale;
 		ExecDropSingleTupleTableSlot(slot);
 		table_index_fetch_end(fetch);
 		if (TransactionIdIsValid(xwait))
@@ -246,31 +263,90 @@ SimhashCheckCandidates(const SimhashNearDupInfo *info, const SimhashCandidate *c
 }
 
 /*
+ * The key caches of the running statements, one per memory context the
+ * triggers' state lives in (the statement's) and top table: the copies of
+ * a trigger on the partitions of a table, and several triggers on one
+ * table, share one cache and so one budget.
+ */
+typedef struct SimhashSharedKeyCache
+{
+	MemoryContext owner;
+	Oid			top_relid;
+	SimhashKeyCache *cache;		/* NULL: turned off */
+	uint64		epoch;			/* SimhashHoldsWholeTable's epoch it trusts */
+	MemoryContextCallback unlink;
+	struct SimhashSharedKeyCache *next;
+} SimhashSharedKeyCache;
+
+static SimhashSharedKeyCache *shared_keycaches = NULL;
+
+/* MemoryContextCallback: the statement's state is going away. */
+static void
+SimhashUnlinkKeyCache(void *arg)
+{
+	for (SimhashSharedKeyCache **p = &shared_keycaches; *p != NULL; p = &(*p)->next)
+		if (*p == arg)
+		{
+			*p = (*p)->next;
+			break;
+		}
+}
+
+/*
  * The key cache the search of the competing tables' indexes may use, or
  * NULL.  Only while this backend holds the whole table (lock escalation:
  * a bulk load) can no other session's check insert rows, so only then do
- * runs read before stay what the index holds; the cache is emptied when
- * that lock was taken again since.  Rows that arrive without this trigger
- * are not held back by the lock: see src/README, "The key cache".
+ * runs read before keep up with the index; the cache is emptied when that
+ * lock was taken again since.  See src/README, "The key cache", for what
+ * the lock does not hold back.
  */
 static SimhashKeyCache *
-SimhashUsableKeyCache(SimhashNearDupInfo *info)
+SimhashUsableKeyCache(const SimhashNearDupInfo *info)
 {
+	SimhashSharedKeyCache *sc;
 	uint64		epoch;
 
 	if (!SimhashHoldsWholeTable(info->top_relid, &epoch))
 		return NULL;
-	if (info->keycache == NULL)
+	for (sc = shared_keycaches; sc != NULL; sc = sc->next)
+		if (sc->owner == info->cxt && sc->top_relid == info->top_relid)
+			break;
+	if (sc == NULL)
 	{
-		info->keycache = SimhashKeyCacheCreate(info->cxt);
-		if (info->keycache == NULL)
-			return NULL;		/* turned off */
-		elog(DEBUG1, "near-duplicate checks read the simhash index through a key cache");
+		sc = MemoryContextAllocZero(info->cxt, sizeof(SimhashSharedKeyCache));
+		sc->owner = info->cxt;
+		sc->top_relid = info->top_relid;
+		sc->cache = SimhashKeyCacheCreate(info->cxt);
+		sc->epoch = epoch;
+		sc->unlink.func = SimhashUnlinkKeyCache;
+		sc->unlink.arg = sc;
+		MemoryContextRegisterResetCallback(info->cxt, &sc->unlink);
+		sc->next = shared_keycaches;
+		shared_keycaches = sc;
+		if (sc->cache != NULL)
+			elog(DEBUG1, "near-duplicate checks read the simhash index through a key cache");
 	}
-	else if (info->keycache_epoch != epoch)
-		SimhashKeyCacheReset(info->keycache);
-	info->keycache_epoch = epoch;
-	return info->keycache;
+	else if (sc->cache != NULL && sc->epoch != epoch)
+		SimhashKeyCacheReset(sc->cache);
+	sc->epoch = epoch;
+	return sc->cache;
+}
+
+/* Drop the cached runs that hold the stale candidates of c[0..n). */
+static void
+SimhashForgetStale(const SimhashNearDupInfo *info, SimhashKeyCache *cache,
+				   const SimhashCandidate *c, int n)
+{
+	for (int i = 0; i < n; i++)
+	{
+		Relation	index;
+
+		if (!c[i].stale)
+			continue;
+		index = index_open(info->leaves[c[i].leaf].indexoid, AccessShareLock);
+		SimhashKeyCacheForget(cache, index, c[i].fp);
+		index_close(index, AccessShareLock);
+	}
 }
 
 /*
@@ -280,10 +356,11 @@ SimhashUsableKeyCache(SimhashNearDupInfo *info)
  * Ties go to the smallest key (to the first TID without one).
  */
 void
-SimhashFindNearDuplicate(SimhashNearDupInfo *info, uint64 fp, int k, const Datum *scope,
+SimhashFindNearDuplicate(const SimhashNearDupInfo *info, uint64 fp, int k, const Datum *scope,
 						 ItemPointer self, SimhashNearMatch *best)
 {
 	SimhashCandidates cands;
+	bool		refreshed = false;
 
 	best->key = palloc(sizeof(Datum) * Max(info->nkey, 1));
 	best->keynull = palloc(sizeof(bool) * Max(info->nkey, 1));
@@ -292,6 +369,7 @@ SimhashFindNearDuplicate(SimhashNearDupInfo *info, uint64 fp, int k, const Datum
 		int			start;
 		uint32		token = 0;
 		bool		waited = false;
+		bool		stale = false;
 		SimhashKeyCache *cache = SimhashUsableKeyCache(info);
 
 		best->found = false;
@@ -301,10 +379,12 @@ SimhashFindNearDuplicate(SimhashNearDupInfo *info, uint64 fp, int k, const Datum
 			Relation	index = index_open(info->leaves[leaf].indexoid, AccessShareLock);
 
 			cands.leaf = leaf;
+			cands.cached = (cache != NULL);
 			if (cache != NULL)
 				SimhashKeyCacheSearch(cache, index, fp, k, SimhashAddCandidate, &cands);
 			else
 				SimhashSearchWithin(index, fp, k, SimhashAddCandidate, &cands);
+			cands.cached = false;
 			SimhashPendingWithin(index, fp, k, SimhashAddCandidate, &cands);
 			index_close(index, AccessShareLock);
 		}
@@ -321,17 +401,30 @@ SimhashFindNearDuplicate(SimhashNearDupInfo *info, uint64 fp, int k, const Datum
 				end++;
 			if (TransactionIdIsValid(SimhashCheckCandidates(info, cands.items + start,
 															end - start, fp, scope,
-															self, best, &token)))
+															self, best, &token, &stale)))
 			{
 				waited = true;
 				break;
 			}
 			start = end;
 		}
+
+		/*
+		 * A cached entry within the distances looked at names no tuple: if
+		 * its row moved, the index has an entry the cache lacks.  Read those
+		 * runs again and search once more; entries still dead then are.
+		 */
+		if (!waited && stale && !refreshed)
+		{
+			SimhashForgetStale(info, cache, cands.items, start);
+			refreshed = true;
+			pfree(cands.items);
+			continue;
+		}
 		pfree(cands.items);
 		if (!waited)
 			return;
-		/* a row that came in without this trigger: its session may add more */
+		/* another session's row: it may have added or moved more */
 		if (cache != NULL)
 			SimhashKeyCacheReset(cache);
 	}

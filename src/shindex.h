@@ -469,6 +469,7 @@ extern SimhashKeyCache *SimhashKeyCacheCreate(MemoryContext parent);
 extern void SimhashKeyCacheReset(SimhashKeyCache *cache);
 extern void SimhashKeyCacheSearch(SimhashKeyCache *cache, Relation index, uint64 center,
 								  int radius, SimhashFoundCallback found, void *arg);
+extern void SimhashKeyCacheForget(SimhashKeyCache *cache, Relation index, uint64 fp);
 extern void SimhashInstallKeyCache(void);
 
 /* shknn.c: asked by the nearest sort node */

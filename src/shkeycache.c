@@ -73,14 +73,17 @@ struct SimhashKeyCache
 	int			maxnodes;
 	uint64	   *fps;			/* the entries' whole fingerprints */
 	SimhashSortKey *skeys;		/* ... and sort keys (for their TIDs) */
-	uint32		n;
-	uint32		max;
-	Size		budget;			/* bytes of entries and runs */
-	Size		used;
+	uint32		n;				/* entries in the arrays */
+	uint32		max;			/* ... and their room */
+	Size		budget;			/* bytes for the arrays' room and the runs */
+	Size		runbytes;		/* runs cached, at SIMHASH_KEYCACHE_RUN_BYTES */
 	uint64		flushes;		/* SimhashPendingFlushes() when last emptied */
 };
 
-/* bytes a cached run costs besides its entries (hash entry and overhead) */
+/*
+ * Bytes a cached run costs besides its entries: a simplehash element of 24
+ * bytes, in a table at most 90% full whose size is a power of two.
+ */
 #define SIMHASH_KEYCACHE_RUN_BYTES	64
 #define SIMHASH_KEYCACHE_ENTRY_BYTES	(sizeof(uint64) + sizeof(SimhashSortKey))
 
@@ -98,7 +101,7 @@ SimhashKeyCacheEmpty(SimhashKeyCache *cache)
 	cache->fps = NULL;
 	cache->skeys = NULL;
 	cache->n = cache->max = 0;
-	cache->used = 0;
+	cache->runbytes = 0;
 	cache->flushes = SimhashPendingFlushes();
 }
 
@@ -128,30 +131,39 @@ SimhashKeyCacheCreate(MemoryContext parent)
 void
 SimhashKeyCacheReset(SimhashKeyCache *cache)
 {
-	if (cache->used > 0)
+	if (cache->n > 0 || cache->runbytes > 0)
 		SimhashKeyCacheEmpty(cache);
 }
 
 /*
- * Make room for n more entries, emptying the cache if they would break the
- * budget; false if a run of n entries alone would.
+ * Make room for a run of n entries, emptying the cache if it would break
+ * the budget: the arrays' room plus the runs' bytes stay within it.  False
+ * if a run of n entries alone would take more than a quarter of it (it
+ * would empty the cache again and again).
  */
 static bool
 SimhashKeyCacheReserve(SimhashKeyCache *cache, uint32 n)
 {
-	Size		need = (Size) n * SIMHASH_KEYCACHE_ENTRY_BYTES + SIMHASH_KEYCACHE_RUN_BYTES;
+	Size		limit = cache->budget / 4;
 
-	/* one run may take a quarter: a larger one would empty it all the time */
-	if (need > cache->budget / 4)
+	if ((Size) n * SIMHASH_KEYCACHE_ENTRY_BYTES + SIMHASH_KEYCACHE_RUN_BYTES > limit)
 		return false;
-	if (cache->used + need > cache->budget)
-		SimhashKeyCacheEmpty(cache);
-	if ((Size) cache->n + n > cache->max)
+	for (;;)
 	{
-		uint32		max = Max(Max(cache->max * 2, cache->n + n), 4096);
+		Size		runbytes = cache->runbytes + SIMHASH_KEYCACHE_RUN_BYTES;
+		Size		room = (cache->budget - runbytes) / SIMHASH_KEYCACHE_ENTRY_BYTES;
+		uint32		max;
 
-		max = Min(max, (uint32) (cache->budget / SIMHASH_KEYCACHE_ENTRY_BYTES));
-		Assert(max >= cache->n + n);
+		if (runbytes <= cache->budget && (Size) cache->n + n <= cache->max &&
+			(Size) cache->max * SIMHASH_KEYCACHE_ENTRY_BYTES + runbytes <= cache->budget)
+			break;				/* fits as it is */
+		/* grow the arrays by doubling, within the room the runs leave */
+		max = (uint32) Min(Max(Max((Size) cache->max * 2, (Size) cache->n + n), 4096), room);
+		if (runbytes > cache->budget || (Size) cache->n + n > max)
+		{
+			SimhashKeyCacheEmpty(cache);
+			continue;			/* an empty cache always has room: see above */
+		}
 		if (cache->fps == NULL)
 		{
 			cache->fps = MemoryContextAllocHuge(cache->cxt, sizeof(uint64) * max);
@@ -164,7 +176,7 @@ SimhashKeyCacheReserve(SimhashKeyCache *cache, uint32 n)
 		}
 		cache->max = max;
 	}
-	cache->used += need;
+	cache->runbytes += SIMHASH_KEYCACHE_RUN_BYTES;
 	return true;
 }
 
@@ -193,37 +205,42 @@ SimhashKeyRunTag(uint64 node, int tree, uint16 key)
 	return (node << 18) | ((uint64) tree << 16) | key;
 }
 
-/* Entries of a run too long for the cache, for the search that read them */
-typedef struct SimhashKeyCacheSpill
+/*
+ * A run's entries, wherever they are: the i-th fingerprint and sort key are
+ * fps[i * stride] and skeys[i * stride].
+ */
+typedef struct SimhashRunView
 {
-	uint64	   *fps;
-	SimhashSortKey *skeys;
-	uint32		max;
-} SimhashKeyCacheSpill;
+	const uint64 *fps;
+	const SimhashSortKey *skeys;
+	int			stride;
+	uint32		len;
+} SimhashRunView;
 
 /*
- * The run of key "key" of tree "tree", as *fps and *skeys: from the cache,
- * or read through *reader (begun here on first use) and cached if it fits,
- * else copied to *spill.  Returns its length.
+ * The run of key "key" of tree "tree": from the cache, or read through
+ * *reader (begun here on first use) and cached if it fits.  A run too long
+ * for the cache stays in the reader's batch, each entry's rest turned into
+ * its whole fingerprint, until the next call.
  */
-static uint32
+static SimhashRunView
 SimhashKeyCacheRun(SimhashKeyCache *cache, Relation index, IndexScanDesc *reader,
-				   SimhashKeyCacheSpill *spill, int tree, uint16 key,
-				   const uint64 **fps, const SimhashSortKey **skeys)
+				   int tree, uint16 key)
 {
-	uint64	   *to_fps;
-	SimhashSortKey *to_skeys;
-	uint32		len;
 	uint64		node = SimhashKeyCacheNode(cache, index);
 	SimhashKeyRun *run = keyrun_lookup(cache->runs, SimhashKeyRunTag(node, tree, key));
+	SimhashRunView view;
 	SimhashScanOpaque so;
+	uint32		len;
 	bool		found;
 
 	if (run != NULL)
 	{
-		*fps = cache->fps + run->start;
-		*skeys = cache->skeys + run->start;
-		return run->len;
+		view.fps = cache->fps + run->start;
+		view.skeys = cache->skeys + run->start;
+		view.stride = 1;
+		view.len = run->len;
+		return view;
 	}
 
 	if (*reader == NULL)
@@ -232,43 +249,33 @@ SimhashKeyCacheRun(SimhashKeyCache *cache, Relation index, IndexScanDesc *reader
 	so->nbatch = 0;
 	SimhashProbeKey(*reader, tree, key);
 	len = (uint32) so->nbatch;
-	if (SimhashKeyCacheReserve(cache, len))
+	for (uint32 i = 0; i < len; i++)
+		so->batch[i].rest = SimhashFingerprintOf(key, so->batch[i].rest, tree);
+	view.len = len;
+	if (!SimhashKeyCacheReserve(cache, len))
 	{
-		/* the reservation may have emptied the cache, and its node numbers */
-		node = SimhashKeyCacheNode(cache, index);
-		run = keyrun_insert(cache->runs, SimhashKeyRunTag(node, tree, key), &found);
-		Assert(!found);
-		run->start = cache->n;
-		run->len = len;
-		to_fps = cache->fps + cache->n;
-		to_skeys = cache->skeys + cache->n;
-		cache->n += len;
+		view.fps = &so->batch[0].rest;
+		view.skeys = &so->batch[0].skey;
+		view.stride = sizeof(SimhashEntry) / sizeof(uint64);
+		return view;
 	}
-	else
-	{
-		if (len > spill->max)
-		{
-			if (spill->fps)
-			{
-				pfree(spill->fps);
-				pfree(spill->skeys);
-			}
-			spill->fps = palloc(sizeof(uint64) * len);
-			spill->skeys = palloc(sizeof(SimhashSortKey) * len);
-			spill->max = len;
-		}
-		to_fps = spill->fps;
-		to_skeys = spill->skeys;
-	}
+
+	/* the reservation may have emptied the cache, and its node numbers */
+	node = SimhashKeyCacheNode(cache, index);
+	run = keyrun_insert(cache->runs, SimhashKeyRunTag(node, tree, key), &found);
+	Assert(!found);
+	run->start = cache->n;
+	run->len = len;
 	for (uint32 i = 0; i < len; i++)
 	{
-		to_fps[i] = SimhashFingerprintOf(key, so->batch[i].rest, tree);
-		to_skeys[i] = so->batch[i].skey;
+		cache->fps[cache->n + i] = so->batch[i].rest;
+		cache->skeys[cache->n + i] = so->batch[i].skey;
 	}
-	so->nbatch = 0;
-	*fps = to_fps;
-	*skeys = to_skeys;
-	return len;
+	cache->n += len;
+	view.fps = cache->fps + run->start;
+	view.skeys = cache->skeys + run->start;
+	view.stride = 1;
+	return view;
 }
 
 /*
@@ -276,30 +283,38 @@ SimhashKeyCacheRun(SimhashKeyCache *cache, Relation index, IndexScanDesc *reader
  * before (radii) did not reach; false once "found" asks to stop.
  */
 static bool
-SimhashKeyCacheScanRun(const uint64 *fps, const SimhashSortKey *skeys, uint32 len,
-					   uint64 center, int radius, const int *radii,
+SimhashKeyCacheScanRun(SimhashRunView run, uint64 center, int radius, const int *radii,
 					   SimhashFoundCallback found, void *arg)
 {
-	for (uint32 e = 0; e < len; e++)
+	for (uint32 e = 0; e < run.len; e++)
 	{
-		uint64		counts = SimhashBlockCounts(fps[e] ^ center);
+		uint64		fp = run.fps[(Size) e * run.stride];
+		uint64		counts = SimhashBlockCounts(fp ^ center);
 		ItemPointerData tid;
 
 		/* reported by the first band that reaches it */
 		if (SimhashLaneSum(counts) > radius || SimhashReachedBefore(counts, radii))
 			continue;
-		SimhashSortKeyTid(skeys[e], &tid);
-		if (!found(&tid, fps[e], SimhashLaneSum(counts), arg))
+		SimhashSortKeyTid(run.skeys[(Size) e * run.stride], &tid);
+		if (!found(&tid, fp, SimhashLaneSum(counts), arg))
 			return false;
 	}
 	return true;
 }
 
+/* qsort comparator of uint16 keys */
+static int
+SimhashKeyCompare(const void *a, const void *b)
+{
+	return (int) *(const uint16 *) a - (int) *(const uint16 *) b;
+}
+
 /*
  * SimhashSearchWithin through the cache: call "found" for every entry of
  * the index within "radius" of "center" until it returns false.  The
- * caller vouches that no other backend has changed the index since the
- * cache was last reset.
+ * caller vouches that no other backend has added entries to the index
+ * since the cache was last reset (see SimhashKeyCacheForget for entries
+ * that moved).
  */
 void
 SimhashKeyCacheSearch(SimhashKeyCache *cache, Relation index, uint64 center, int radius,
@@ -311,7 +326,6 @@ SimhashKeyCacheSearch(SimhashKeyCache *cache, Relation index, uint64 center, int
 	int			radii[SIMHASH_NBANDS];
 	double		nprobes = 0;
 	bool		more = true;
-	SimhashKeyCacheSpill spill = {0};
 
 	Assert(radius >= SIMHASH_EMPTY_RADIUS && radius <= SIMHASH_BITS);
 	if (radius < 0)
@@ -340,29 +354,34 @@ SimhashKeyCacheSearch(SimhashKeyCache *cache, Relation index, uint64 center, int
 		if (plan.radius[j] < 0)
 			continue;
 		nkeys = SimhashEnumerateBall(SimhashBlock(center, j), plan.radius[j], keys);
+		/* increasing keys: a miss reuses the leaf the previous one read */
+		qsort(keys, nkeys, sizeof(uint16), SimhashKeyCompare);
 		for (int i = 0; more && i < nkeys; i++)
-		{
-			const uint64 *fps;
-			const SimhashSortKey *skeys;
-			uint32		len = SimhashKeyCacheRun(cache, index, &reader, &spill, j, keys[i],
-												 &fps, &skeys);
-
-			more = SimhashKeyCacheScanRun(fps, skeys, len, center, radius, radii, found, arg);
-		}
+			more = SimhashKeyCacheScanRun(SimhashKeyCacheRun(cache, index, &reader, j, keys[i]),
+										  center, radius, radii, found, arg);
 		radii[j] = plan.radius[j];
 		CHECK_FOR_INTERRUPTS();
 	}
 	pfree(keys);
-	if (spill.fps)
-	{
-		pfree(spill.fps);
-		pfree(spill.skeys);
-	}
 	if (reader != NULL)
 	{
 		shendscan(reader);
 		IndexScanEnd(reader);
 	}
+}
+
+/*
+ * Drop the runs of index that hold fingerprint fp, one per band: an entry
+ * of fp turned out stale (its row moved to a new TID), so the index has
+ * entries these runs lack.
+ */
+void
+SimhashKeyCacheForget(SimhashKeyCache *cache, Relation index, uint64 fp)
+{
+	uint64		node = SimhashKeyCacheNode(cache, index);
+
+	for (int j = 0; j < SIMHASH_NBANDS; j++)
+		(void) keyrun_delete(cache->runs, SimhashKeyRunTag(node, j, SimhashBlock(fp, j)));
 }
 
 /* Register simhash.neardup_cache_mem (from _PG_init). */

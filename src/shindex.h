@@ -405,6 +405,7 @@ extern void SimhashPlanProbes(int k, double nentries, SimhashProbePlan *plan);
 extern int	SimhashEnumerateRing(uint16 center, int bits, uint16 *out);
 extern double SimhashRingSize(int bits);
 extern int	SimhashEnumerateBall(uint16 center, int bits, uint16 *out);
+extern int	SimhashEnumerateBallSorted(uint16 center, int bits, uint16 *out);
 extern double SimhashBallSize(int bits);
 extern double SimhashPlanKeys(const SimhashProbePlan *plan, int band);
 extern double SimhashBinomialWithin(int k);

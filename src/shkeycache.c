@@ -302,13 +302,6 @@ SimhashKeyCacheScanRun(SimhashRunView run, uint64 center, int radius, const int 
 	return true;
 }
 
-/* qsort comparator of uint16 keys */
-static int
-SimhashKeyCompare(const void *a, const void *b)
-{
-	return (int) *(const uint16 *) a - (int) *(const uint16 *) b;
-}
-
 /*
  * SimhashSearchWithin through the cache: call "found" for every entry of
  * the index within "radius" of "center" until it returns false.  The
@@ -353,9 +346,7 @@ SimhashKeyCacheSearch(SimhashKeyCache *cache, Relation index, uint64 center, int
 
 		if (plan.radius[j] < 0)
 			continue;
-		nkeys = SimhashEnumerateBall(SimhashBlock(center, j), plan.radius[j], keys);
-		/* increasing keys: a miss reuses the leaf the previous one read */
-		qsort(keys, nkeys, sizeof(uint16), SimhashKeyCompare);
+		nkeys = SimhashEnumerateBallSorted(SimhashBlock(center, j), plan.radius[j], keys);
 		for (int i = 0; more && i < nkeys; i++)
 			more = SimhashKeyCacheScanRun(SimhashKeyCacheRun(cache, index, &reader, j, keys[i]),
 										  center, radius, radii, found, arg);

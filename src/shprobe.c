@@ -123,6 +123,21 @@ SimhashEnumerateBall(uint16 center, int bits, uint16 *out)
 	return n;
 }
 
+/*
+ * SimhashEnumerateBall in increasing key order, as the probes of one band
+ * want it: the leaf one key ends on is where the next one starts.
+ */
+int
+SimhashEnumerateBallSorted(uint16 center, int bits, uint16 *out)
+{
+	int			n = SimhashEnumerateBall(center, bits, out);
+
+	/* each ring is sorted; the rings together are not */
+	if (bits > 0)
+		qsort(out, n, sizeof(uint16), SimhashKeyCompare);
+	return n;
+}
+
 /* Keys a plan probes in band j: its ball, or all of them for a full scan. */
 double
 SimhashPlanKeys(const SimhashProbePlan *plan, int band)

@@ -32,30 +32,14 @@ SimhashRangeStartBand(IndexScanDesc scan)
 	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
 	int			r = so->plan.radius[so->band];
 	uint16		center = SimhashBlock(so->center, so->band);
-	int			total = 0;
+	int			total = (int) SimhashBallSize(r);
 	MemoryContext old = MemoryContextSwitchTo(so->ctx);
 
-	total = (int) SimhashBallSize(r);
 	if (so->keys)
 		pfree(so->keys);
 	so->keys = palloc(sizeof(uint16) * Max(total, 1));
-	so->nkeys = SimhashEnumerateBall(center, r, so->keys);
+	so->nkeys = SimhashEnumerateBallSorted(center, r, so->keys);
 	MemoryContextSwitchTo(old);
-
-	/* rings were each sorted; merge them into one increasing sequence */
-	if (r > 0)
-	{
-		bool	   *seen = palloc0(SIMHASH_BAND_KEYS);
-		int			n = 0;
-
-		for (int i = 0; i < so->nkeys; i++)
-			seen[so->keys[i]] = true;
-		for (int k = 0; k < SIMHASH_BAND_KEYS; k++)
-			if (seen[k])
-				so->keys[n++] = (uint16) k;
-		pfree(seen);
-		Assert(n == so->nkeys);
-	}
 	so->keypos = 0;
 }
 

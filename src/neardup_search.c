@@ -34,6 +34,7 @@
 #include "miscadmin.h"
 #include "storage/lmgr.h"
 #include "utils/datum.h"
+#include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 
@@ -182,11 +183,36 @@ SimhashKeepMatch(const SimhashNearDupInfo *info, int leaf, TupleTableSlot *slot,
 }
 
 /*
+ * Did the dead tuple at tid move to a new TID (a committed UPDATE that was
+ * not HOT), rather than die (deleted, or inserted by an aborted
+ * transaction)?
+ */
+static bool
+SimhashRowMoved(Relation rel, ItemPointer tid)
+{
+	SnapshotData dirty;
+	TableScanDesc scan;
+	ItemPointerData latest = *tid;
+	bool		moved = false;
+
+	InitDirtySnapshot(dirty);
+	scan = table_beginscan_tid(rel, &dirty);
+	if (table_tuple_tid_valid(scan, &latest))
+	{
+		table_tuple_get_latest_tid(scan, &latest);
+		moved = !ItemPointerEquals(&latest, tid);
+	}
+	table_endscan(scan);
+	return moved;
+}
+
+/*
  * Look the candidates of one distance up in their tables; fills *best with
  * the matching row of the smallest key.  Returns an in-progress
  * transaction to wait for (and *token, for a speculative insertion), or
  * InvalidTransactionId.  Sets *stale if a candidate from the key cache
- * names no tuple any snapshot could see: its row may have moved.
+ * names a dead tuple whose row moved: the index has an entry the cached
+ * run lacks.
  */
 static TransactionId
 SimhashCheckCandidates(const SimhashNearDupInfo *info, SimhashCandidate *c, int n,
@@ -240,11 +266,11 @@ SimhashCheckCandidates(const SimhashNearDupInfo *info, SimhashCandidate *c, int 
 		} while (call_again);
 
 		/*
-		 * A dead entry: its row was deleted, or updated to a new TID by an
-		 * UPDATE that kept its fingerprint (which takes no lock), whose new
-		 * entry a cached run may lack.
+		 * A dead entry whose row an UPDATE moved to a new TID, with a new
+		 * entry the cached run may lack (a committed UPDATE the trigger did
+		 * not fire on takes no lock).
 		 */
-		c[i].stale = c[i].cached && !fetched;
+		c[i].stale = c[i].cached && !fetched && SimhashRowMoved(rel, &c[i].tid);
 		*stale |= c[i].stale;
 		ExecDropSingleTupleTableSlot(slot);
 		table_index_fetch_end(fetch);
@@ -253,7 +279,7 @@ SimhashCheckCandidates(const SimhashNearDupInfo *info, SimhashCandidate *c, int 
 			if (*token != 0)
 				SpeculativeInsertionWait(xwait, *token);
 			else
-				XactLockTableWait(xwait, rel, &best->tid, XLTW_InsertIndexUnique);
+				XactLockTableWait(xwait, rel, &best->tid, XLTW_RecheckExclusionConstr);
 			table_close(rel, AccessShareLock);
 			return xwait;
 		}
@@ -263,33 +289,27 @@ SimhashCheckCandidates(const SimhashNearDupInfo *info, SimhashCandidate *c, int 
 }
 
 /*
- * The key caches of the running statements, one per memory context the
- * triggers' state lives in (the statement's) and top table: the copies of
- * a trigger on the partitions of a table, and several triggers on one
- * table, share one cache and so one budget.
+ * The key caches of the current transaction, one per top table: the copies
+ * of a trigger on the partitions of a table, several triggers on one table,
+ * and the statements of one transaction share one cache and one budget.
+ * They live in TopTransactionContext and go with it.
  */
 typedef struct SimhashSharedKeyCache
 {
-	MemoryContext owner;
 	Oid			top_relid;
 	SimhashKeyCache *cache;		/* NULL: turned off */
 	uint64		epoch;			/* SimhashHoldsWholeTable's epoch it trusts */
-	MemoryContextCallback unlink;
 	struct SimhashSharedKeyCache *next;
 } SimhashSharedKeyCache;
 
 static SimhashSharedKeyCache *shared_keycaches = NULL;
+static MemoryContextCallback shared_keycaches_reset;
 
-/* MemoryContextCallback: the statement's state is going away. */
+/* MemoryContextCallback: the transaction is over. */
 static void
-SimhashUnlinkKeyCache(void *arg)
+SimhashForgetKeyCaches(void *arg)
 {
-	for (SimhashSharedKeyCache **p = &shared_keycaches; *p != NULL; p = &(*p)->next)
-		if (*p == arg)
-		{
-			*p = (*p)->next;
-			break;
-		}
+	shared_keycaches = NULL;
 }
 
 /*
@@ -309,18 +329,21 @@ SimhashUsableKeyCache(const SimhashNearDupInfo *info)
 	if (!SimhashHoldsWholeTable(info->top_relid, &epoch))
 		return NULL;
 	for (sc = shared_keycaches; sc != NULL; sc = sc->next)
-		if (sc->owner == info->cxt && sc->top_relid == info->top_relid)
+		if (sc->top_relid == info->top_relid)
 			break;
 	if (sc == NULL)
 	{
-		sc = MemoryContextAllocZero(info->cxt, sizeof(SimhashSharedKeyCache));
-		sc->owner = info->cxt;
+		if (shared_keycaches == NULL)
+		{
+			shared_keycaches_reset.func = SimhashForgetKeyCaches;
+			shared_keycaches_reset.arg = NULL;
+			MemoryContextRegisterResetCallback(TopTransactionContext,
+											   &shared_keycaches_reset);
+		}
+		sc = MemoryContextAllocZero(TopTransactionContext, sizeof(SimhashSharedKeyCache));
 		sc->top_relid = info->top_relid;
-		sc->cache = SimhashKeyCacheCreate(info->cxt);
+		sc->cache = SimhashKeyCacheCreate(TopTransactionContext);
 		sc->epoch = epoch;
-		sc->unlink.func = SimhashUnlinkKeyCache;
-		sc->unlink.arg = sc;
-		MemoryContextRegisterResetCallback(info->cxt, &sc->unlink);
 		sc->next = shared_keycaches;
 		shared_keycaches = sc;
 		if (sc->cache != NULL)
@@ -379,11 +402,13 @@ SimhashFindNearDuplicate(const SimhashNearDupInfo *info, uint64 fp, int k, const
 			Relation	index = index_open(info->leaves[leaf].indexoid, AccessShareLock);
 
 			cands.leaf = leaf;
-			cands.cached = (cache != NULL);
-			if (cache != NULL)
-				SimhashKeyCacheSearch(cache, index, fp, k, SimhashAddCandidate, &cands);
-			else
+			cands.cached = true;
+			if (cache == NULL ||
+				!SimhashKeyCacheSearch(cache, index, fp, k, SimhashAddCandidate, &cands))
+			{
+				cands.cached = false;
 				SimhashSearchWithin(index, fp, k, SimhashAddCandidate, &cands);
+			}
 			cands.cached = false;
 			SimhashPendingWithin(index, fp, k, SimhashAddCandidate, &cands);
 			index_close(index, AccessShareLock);
@@ -410,9 +435,9 @@ SimhashFindNearDuplicate(const SimhashNearDupInfo *info, uint64 fp, int k, const
 		}
 
 		/*
-		 * A cached entry within the distances looked at names no tuple: if
-		 * its row moved, the index has an entry the cache lacks.  Read those
-		 * runs again and search once more; entries still dead then are.
+		 * A cached entry within the distances looked at names a row that
+		 * moved: the index has an entry the cache lacks.  Read those runs
+		 * again and search once more.
 		 */
 		if (!waited && stale && !refreshed)
 		{

@@ -468,7 +468,7 @@ extern int64 SimhashCountWithin(Relation index, uint64 center, int radius, int64
 typedef struct SimhashKeyCache SimhashKeyCache;
 extern SimhashKeyCache *SimhashKeyCacheCreate(MemoryContext parent);
 extern void SimhashKeyCacheReset(SimhashKeyCache *cache);
-extern void SimhashKeyCacheSearch(SimhashKeyCache *cache, Relation index, uint64 center,
+extern bool SimhashKeyCacheSearch(SimhashKeyCache *cache, Relation index, uint64 center,
 								  int radius, SimhashFoundCallback found, void *arg);
 extern void SimhashKeyCacheForget(SimhashKeyCache *cache, Relation index, uint64 fp);
 extern void SimhashInstallKeyCache(void);

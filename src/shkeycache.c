@@ -11,13 +11,12 @@
  * probe costs a hash lookup and a pass of XOR and popcount.
  *
  * The cache does not know when other backends change the index: its owner
- * must, and resets it (SimhashKeyCacheReset) whenever it can no longer rule
- * that out.  It notices this backend's own writes by itself: any flush of
- * the insert buffer, and a new relfilenode (TRUNCATE, REINDEX), which is
- * part of every run's hash key.  Entries VACUUM removes may stay cached:
- * callers look every candidate up in the heap anyway.  Memory is bounded
- * by simhash.neardup_cache_mem; the whole cache is emptied when it is
- * full.  See src/README, "The key cache".
+ * must, and resets it (SimhashKeyCacheReset) or drops runs
+ * (SimhashKeyCacheForget) whenever it can no longer rule that out.  It
+ * notices this backend's own writes by itself: any flush of the insert
+ * buffer, and a new relfilenode (TRUNCATE, REINDEX), which is part of every
+ * run's tag.  Memory is bounded by simhash.neardup_cache_mem; the whole
+ * cache is emptied when it is full.  See src/README, "The key cache".
  *
  * Copyright (c) 2026, the simhash authors
  *
@@ -95,7 +94,7 @@ static void
 SimhashKeyCacheEmpty(SimhashKeyCache *cache)
 {
 	MemoryContextReset(cache->cxt);
-	cache->runs = keyrun_create(cache->cxt, 1024, NULL);
+	cache->runs = keyrun_create(cache->cxt, 64, NULL);
 	cache->nodes = NULL;
 	cache->nnodes = cache->maxnodes = 0;
 	cache->fps = NULL;
@@ -307,9 +306,11 @@ SimhashKeyCacheScanRun(SimhashRunView run, uint64 center, int radius, const int 
  * the index within "radius" of "center" until it returns false.  The
  * caller vouches that no other backend has added entries to the index
  * since the cache was last reset (see SimhashKeyCacheForget for entries
- * that moved).
+ * that moved).  Returns false, having done nothing, for probe plans over
+ * SIMHASH_KEYCACHE_MAX_PROBES keys and whole-band scans (large radii, small
+ * indexes): those are for SimhashSearchWithin.
  */
-void
+bool
 SimhashKeyCacheSearch(SimhashKeyCache *cache, Relation index, uint64 center, int radius,
 					  SimhashFoundCallback found, void *arg)
 {
@@ -322,20 +323,16 @@ SimhashKeyCacheSearch(SimhashKeyCache *cache, Relation index, uint64 center, int
 
 	Assert(radius >= SIMHASH_EMPTY_RADIUS && radius <= SIMHASH_BITS);
 	if (radius < 0)
-		return;
-	/* this backend wrote buffered rows into some index since: start over */
-	if (cache->flushes != SimhashPendingFlushes())
-		SimhashKeyCacheReset(cache);
-
+		return true;
 	SimhashPlanProbes(radius, SimhashEstimateEntries(index), &plan);
 	for (int j = 0; j < SIMHASH_NBANDS; j++)
 		if (plan.radius[j] >= 0)
 			nprobes += SimhashBallSize(plan.radius[j]);
 	if (plan.fullscan || nprobes > SIMHASH_KEYCACHE_MAX_PROBES)
-	{
-		SimhashSearchWithin(index, center, radius, found, arg);
-		return;
-	}
+		return false;
+	/* this backend wrote buffered rows into some index since: start over */
+	if (cache->flushes != SimhashPendingFlushes())
+		SimhashKeyCacheReset(cache);
 
 	keys = palloc(sizeof(uint16) * (Size) nprobes);
 	for (int j = 0; j < SIMHASH_NBANDS; j++)
@@ -359,6 +356,7 @@ SimhashKeyCacheSearch(SimhashKeyCache *cache, Relation index, uint64 center, int
 		shendscan(reader);
 		IndexScanEnd(reader);
 	}
+	return true;
 }
 
 /*

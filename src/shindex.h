@@ -366,6 +366,8 @@ extern int	SimhashLeafReplace(Relation index, int band, Buffer buf,
 							   SimhashPivot **pivots);
 extern void SimhashInsertPivots(Relation index, int band, uint16 level,
 								SimhashPivot *pivots, int n);
+extern void SimhashInsertLeafPivots(Relation index, int band, SimhashPivot *pivots,
+									int npivots);
 
 /* shinsert.c: aminsert and the per-transaction pending entries */
 extern bool shinsert(Relation index, Datum *values, bool *isnull,

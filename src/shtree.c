@@ -428,11 +428,7 @@ SimhashLeafInsert(Relation index, int band, Buffer buf,
 	pfree(all);
 
 	/* step 2: downlinks for the new leaves */
-	if (npivots > 0)
-	{
-		SimhashInsertPivots(index, band, 1, pivots, npivots);
-		pfree(pivots);
-	}
+	SimhashInsertLeafPivots(index, band, pivots, npivots);
 }
 
 /*
@@ -482,6 +478,20 @@ SimhashNewRoot(Relation index, int band, uint16 level, SimhashPivot *pivots, int
 	UnlockReleaseBuffer(rootbuf);
 	UnlockReleaseBuffer(metabuf);
 	return take;
+}
+
+/*
+ * Insert the downlinks of the leaves a rewrite added (npivots of them, maybe
+ * none) into level 1, and free them.
+ */
+void
+SimhashInsertLeafPivots(Relation index, int band, SimhashPivot *pivots, int npivots)
+{
+	if (npivots > 0)
+	{
+		SimhashInsertPivots(index, band, 1, pivots, npivots);
+		pfree(pivots);
+	}
 }
 
 /*

@@ -94,11 +94,7 @@ SimhashVacuumTree(IndexVacuumInfo *info, int tree, BlockNumber root, uint16 root
 		op = SimhashPageGetOpaque(BufferGetPage(buf));
 		next = (op->flags & SIMHASH_RIGHTMOST) ? InvalidBlockNumber : op->rightlink;
 		UnlockReleaseBuffer(buf);
-		if (npivots > 0)
-		{
-			SimhashInsertPivots(index, tree, 1, pivots, npivots);
-			pfree(pivots);
-		}
+		SimhashInsertLeafPivots(index, tree, pivots, npivots);
 		if (next == InvalidBlockNumber)
 			break;
 		/* sleep for the cost-based delay between pages, holding no lock */

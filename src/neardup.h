@@ -114,6 +114,5 @@ extern void SimhashFindNearDuplicate(const SimhashNearDupInfo *info, uint64 fp, 
 extern void SimhashCanonicalRadii(int k, int *radius);
 extern int	SimhashLockNeighbourhood(Oid relid, uint32 scope_hash, uint64 fp, int k);
 extern bool SimhashHoldsWholeTable(Oid relid, uint64 *epoch);
-extern void SimhashLockTableShared(Oid relid);
 
 #endif							/* NEARDUP_H */

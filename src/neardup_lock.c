@@ -220,21 +220,3 @@ SimhashHoldsWholeTable(Oid relid, uint64 *epoch)
 	*epoch = table_lock_epoch;
 	return LockHeldByMe(&table, ExclusiveLock);
 }
-
-/*
- * Take the table lock every check takes, without cells, for a row the
- * trigger lets into the index unchecked (an UPDATE that keeps fingerprint
- * and scope, a text without features): a transaction that holds the whole
- * table must not see it appear meanwhile, since its key cache would miss
- * it (neardup_search.c).  Waiting here also spares a row moving to another
- * partition a deadlock with such a transaction.
- */
-void
-SimhashLockTableShared(Oid relid)
-{
-	LOCKTAG		table;
-
-	SET_LOCKTAG_ADVISORY(table, MyDatabaseId, relid, 0, SIMHASH_LOCK_TABLE);
-	if (!LockHeldByMe(&table, ExclusiveLock))
-		SimhashLockCell(relid, 0, SIMHASH_LOCK_TABLE, RowExclusiveLock);
-}

@@ -34,7 +34,6 @@
 #include "miscadmin.h"
 #include "storage/lmgr.h"
 #include "utils/datum.h"
-#include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 
@@ -279,7 +278,7 @@ SimhashCheckCandidates(const SimhashNearDupInfo *info, SimhashCandidate *c, int 
 			if (*token != 0)
 				SpeculativeInsertionWait(xwait, *token);
 			else
-				XactLockTableWait(xwait, rel, &best->tid, XLTW_RecheckExclusionConstr);
+				XactLockTableWait(xwait, rel, &best->tid, XLTW_None);
 			table_close(rel, AccessShareLock);
 			return xwait;
 		}
@@ -289,27 +288,33 @@ SimhashCheckCandidates(const SimhashNearDupInfo *info, SimhashCandidate *c, int 
 }
 
 /*
- * The key caches of the current transaction, one per top table: the copies
- * of a trigger on the partitions of a table, several triggers on one table,
- * and the statements of one transaction share one cache and one budget.
- * They live in TopTransactionContext and go with it.
+ * The key caches of the running statements, one per memory context the
+ * triggers' state lives in (the statement's) and top table: the copies of
+ * a trigger on the partitions of a table, and several triggers on one
+ * table, share one cache and so one budget.
  */
 typedef struct SimhashSharedKeyCache
 {
+	MemoryContext owner;
 	Oid			top_relid;
 	SimhashKeyCache *cache;		/* NULL: turned off */
 	uint64		epoch;			/* SimhashHoldsWholeTable's epoch it trusts */
+	MemoryContextCallback unlink;
 	struct SimhashSharedKeyCache *next;
 } SimhashSharedKeyCache;
 
 static SimhashSharedKeyCache *shared_keycaches = NULL;
-static MemoryContextCallback shared_keycaches_reset;
 
-/* MemoryContextCallback: the transaction is over. */
+/* MemoryContextCallback: the statement's state is going away. */
 static void
-SimhashForgetKeyCaches(void *arg)
+SimhashUnlinkKeyCache(void *arg)
 {
-	shared_keycaches = NULL;
+	for (SimhashSharedKeyCache **p = &shared_keycaches; *p != NULL; p = &(*p)->next)
+		if (*p == arg)
+		{
+			*p = (*p)->next;
+			break;
+		}
 }
 
 /*
@@ -329,21 +334,18 @@ SimhashUsableKeyCache(const SimhashNearDupInfo *info)
 	if (!SimhashHoldsWholeTable(info->top_relid, &epoch))
 		return NULL;
 	for (sc = shared_keycaches; sc != NULL; sc = sc->next)
-		if (sc->top_relid == info->top_relid)
+		if (sc->owner == info->cxt && sc->top_relid == info->top_relid)
 			break;
 	if (sc == NULL)
 	{
-		if (shared_keycaches == NULL)
-		{
-			shared_keycaches_reset.func = SimhashForgetKeyCaches;
-			shared_keycaches_reset.arg = NULL;
-			MemoryContextRegisterResetCallback(TopTransactionContext,
-											   &shared_keycaches_reset);
-		}
-		sc = MemoryContextAllocZero(TopTransactionContext, sizeof(SimhashSharedKeyCache));
+		sc = MemoryContextAllocZero(info->cxt, sizeof(SimhashSharedKeyCache));
+		sc->owner = info->cxt;
 		sc->top_relid = info->top_relid;
-		sc->cache = SimhashKeyCacheCreate(TopTransactionContext);
+		sc->cache = SimhashKeyCacheCreate(info->cxt);
 		sc->epoch = epoch;
+		sc->unlink.func = SimhashUnlinkKeyCache;
+		sc->unlink.arg = sc;
+		MemoryContextRegisterResetCallback(info->cxt, &sc->unlink);
 		sc->next = shared_keycaches;
 		shared_keycaches = sc;
 		if (sc->cache != NULL)

@@ -15,8 +15,9 @@
  * (SimhashKeyCacheForget) whenever it can no longer rule that out.  It
  * notices this backend's own writes by itself: any flush of the insert
  * buffer, and a new relfilenode (TRUNCATE, REINDEX), which is part of every
- * run's tag.  Memory is bounded by simhash.neardup_cache_mem; the whole
- * cache is emptied when it is full.  See src/README, "The key cache".
+ * run's tag.  Runs are kept from their second read on.  Memory is bounded
+ * by simhash.neardup_cache_mem; the whole cache is emptied when it is full.
+ * See src/README, "The key cache".
  *
  * Copyright (c) 2026, the simhash authors
  *
@@ -77,6 +78,8 @@ struct SimhashKeyCache
 	Size		budget;			/* bytes for the arrays' room and the runs */
 	Size		runbytes;		/* runs cached, at SIMHASH_KEYCACHE_RUN_BYTES */
 	uint64		flushes;		/* SimhashPendingFlushes() when last emptied */
+	uint8	   *seen;			/* runs read before (not emptied) */
+	uint8	   *toolong;		/* runs too long to keep (not emptied) */
 };
 
 /*
@@ -85,6 +88,9 @@ struct SimhashKeyCache
  */
 #define SIMHASH_KEYCACHE_RUN_BYTES	64
 #define SIMHASH_KEYCACHE_ENTRY_BYTES	(sizeof(uint64) + sizeof(SimhashSortKey))
+
+/* the doorkeeper's bitmaps: 2^18 bits, 32 kB each */
+#define SIMHASH_KEYCACHE_SEEN_BITS	18
 
 /* searches probing more keys than this go to the index directly */
 #define SIMHASH_KEYCACHE_MAX_PROBES	4096
@@ -122,8 +128,32 @@ SimhashKeyCacheCreate(MemoryContext parent)
 									   ALLOCSET_DEFAULT_SIZES);
 	/* at most 1GB: entry counts stay far below 2^32 */
 	cache->budget = Min((Size) kb * 1024, (Size) 1 << 30);
+	cache->seen = MemoryContextAllocZero(parent, (Size) 1 << (SIMHASH_KEYCACHE_SEEN_BITS - 3));
+	cache->toolong = MemoryContextAllocZero(parent, (Size) 1 << (SIMHASH_KEYCACHE_SEEN_BITS - 3));
 	SimhashKeyCacheEmpty(cache);
 	return cache;
+}
+
+/* The doorkeeper's bit for a run: a hash of it. */
+static inline uint32
+SimhashKeyCacheBit(Relation index, int tree, uint16 key)
+{
+	uint32		h = hash_combine(murmurhash32(index->rd_node.relNode),
+								 murmurhash32(((uint32) tree << 16) | key));
+
+	return h & (((uint32) 1 << SIMHASH_KEYCACHE_SEEN_BITS) - 1);
+}
+
+static inline bool
+SimhashBitIsSet(const uint8 *bits, uint32 bit)
+{
+	return (bits[bit >> 3] & (1 << (bit & 7))) != 0;
+}
+
+static inline void
+SimhashBitSet(uint8 *bits, uint32 bit)
+{
+	bits[bit >> 3] |= (uint8) (1 << (bit & 7));
 }
 
 /* Forget every run: the index may have changed in ways the cache cannot see. */
@@ -217,17 +247,23 @@ typedef struct SimhashRunView
 } SimhashRunView;
 
 /*
- * The run of key "key" of tree "tree": from the cache, or read through
- * *reader (begun here on first use) and cached if it fits.  A run too long
- * for the cache stays in the reader's batch, each entry's rest turned into
+ * The run of key "key" of tree "tree", for a search within "radius" of
+ * "center": from the cache, or read through *reader (begun here on first
+ * use).  Only a run read before in this cache's life, and not found too
+ * long to keep, is read whole and kept (if it fits): the doorkeeper.  A
+ * statement of one row, or of keys no other row shares, so pays nothing
+ * for the cache.  Other runs are read keeping only the entries within
+ * "radius", and stay in the reader's batch, each entry's rest turned into
  * its whole fingerprint, until the next call.
  */
 static SimhashRunView
 SimhashKeyCacheRun(SimhashKeyCache *cache, Relation index, IndexScanDesc *reader,
-				   int tree, uint16 key)
+				   int tree, uint16 key, uint64 center, int radius)
 {
 	uint64		node = SimhashKeyCacheNode(cache, index);
 	SimhashKeyRun *run = keyrun_lookup(cache->runs, SimhashKeyRunTag(node, tree, key));
+	uint32		bit = SimhashKeyCacheBit(index, tree, key);
+	bool		keep;
 	SimhashRunView view;
 	SimhashScanOpaque so;
 	uint32		len;
@@ -242,16 +278,26 @@ SimhashKeyCacheRun(SimhashKeyCache *cache, Relation index, IndexScanDesc *reader
 		return view;
 	}
 
+	keep = SimhashBitIsSet(cache->seen, bit) && !SimhashBitIsSet(cache->toolong, bit);
+	SimhashBitSet(cache->seen, bit);
 	if (*reader == NULL)
 		*reader = SimhashBeginKeyProbes(index);
 	so = (SimhashScanOpaque) (*reader)->opaque;
 	so->nbatch = 0;
+	/* SimhashProbeKey drops entries beyond so->radius of so->center */
+	so->center = center;
+	so->radius = keep ? SIMHASH_BITS : radius;
 	SimhashProbeKey(*reader, tree, key);
 	len = (uint32) so->nbatch;
 	for (uint32 i = 0; i < len; i++)
 		so->batch[i].rest = SimhashFingerprintOf(key, so->batch[i].rest, tree);
 	view.len = len;
-	if (!SimhashKeyCacheReserve(cache, len))
+	if (keep && !SimhashKeyCacheReserve(cache, len))
+	{
+		SimhashBitSet(cache->toolong, bit);
+		keep = false;
+	}
+	if (!keep)
 	{
 		view.fps = &so->batch[0].rest;
 		view.skeys = &so->batch[0].skey;
@@ -345,7 +391,8 @@ SimhashKeyCacheSearch(SimhashKeyCache *cache, Relation index, uint64 center, int
 			continue;
 		nkeys = SimhashEnumerateBallSorted(SimhashBlock(center, j), plan.radius[j], keys);
 		for (int i = 0; more && i < nkeys; i++)
-			more = SimhashKeyCacheScanRun(SimhashKeyCacheRun(cache, index, &reader, j, keys[i]),
+			more = SimhashKeyCacheScanRun(SimhashKeyCacheRun(cache, index, &reader, j, keys[i],
+															 center, radius),
 										  center, radius, radii, found, arg);
 		radii[j] = plan.radius[j];
 		CHECK_FOR_INTERRUPTS();

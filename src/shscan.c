@@ -372,7 +372,8 @@ SimhashSearchWithin(Relation index, uint64 center, int radius,
 /*
  * A scan that serves only SimhashProbeKey calls, for callers that choose
  * their own keys (the key cache): every entry of a probed key is batched,
- * whatever its distance.  End it with shendscan and IndexScanEnd.
+ * unless the caller sets so->center and a radius below 64 in so->radius.
+ * End it with shendscan and IndexScanEnd.
  */
 IndexScanDesc
 SimhashBeginKeyProbes(Relation index)

@@ -688,12 +688,7 @@ simhash_near_duplicate_trigger(PG_FUNCTION_ARGS)
 	 */
 	if (update && in_scope &&
 		SimhashUpdateKeepsCheck(info, trigdata, desc, has_fp, fp, scope))
-	{
-		/* unchecked, but a non-HOT update gives it new index entries */
-		if (has_fp)
-			SimhashLockTableShared(info->top_relid);
 		return PointerGetDatum(tuple);
-	}
 
 	memset(&match, 0, sizeof(match));
 	k = info->k;
@@ -703,12 +698,7 @@ simhash_near_duplicate_trigger(PG_FUNCTION_ARGS)
 		text	   *whole = SimhashJoinTextColumns(tuple, desc, info->text_attno, info->ntext);
 
 		k = whole ? SimhashRadiusOfText(PointerGetDatum(whole)) : 0;
-		if (k == 0)
-		{
-			/* unchecked, but others may match its fingerprint */
-			SimhashLockTableShared(info->top_relid);
-			has_fp = false;
-		}
+		has_fp = (k > 0);
 	}
 	if (has_fp && in_scope)
 	{

@@ -182,26 +182,50 @@ SimhashKeepMatch(const SimhashNearDupInfo *info, int leaf, TupleTableSlot *slot,
 }
 
 /*
- * Did the dead tuple at tid move to a new TID (a committed UPDATE that was
- * not HOT), rather than die (deleted, or inserted by an aborted
- * transaction)?
+ * Did the dead row an index entry names move to a new TID (a committed
+ * UPDATE that was not HOT), rather than die (deleted, or inserted by an
+ * aborted transaction)?  The entry names the root of a HOT chain, maybe a
+ * redirect since pruning: the chain's last tuple is the one whose t_ctid
+ * leads on to the row's next version.
  */
 static bool
 SimhashRowMoved(Relation rel, ItemPointer tid)
 {
-	SnapshotData dirty;
-	TableScanDesc scan;
-	ItemPointerData latest = *tid;
+	IndexFetchTableData *fetch = table_index_fetch_begin(rel);
+	TupleTableSlot *slot = table_slot_create(rel, NULL);
+	ItemPointerData last;
+	bool		have = false;
+	bool		call_again = false;
+	bool		all_dead;
 	bool		moved = false;
 
-	InitDirtySnapshot(dirty);
-	scan = table_beginscan_tid(rel, &dirty);
-	if (table_tuple_tid_valid(scan, &latest))
+	/* SnapshotAny returns every tuple of the chain, in order */
+	do
 	{
-		table_tuple_get_latest_tid(scan, &latest);
-		moved = !ItemPointerEquals(&latest, tid);
+		if (table_index_fetch_tuple(fetch, tid, SnapshotAny, slot, &call_again, &all_dead))
+		{
+			last = slot->tts_tid;
+			have = true;
+		}
+	} while (call_again);
+	ExecDropSingleTupleTableSlot(slot);
+	table_index_fetch_end(fetch);
+
+	if (have)
+	{
+		SnapshotData dirty;
+		TableScanDesc scan;
+		ItemPointerData latest = last;
+
+		InitDirtySnapshot(dirty);
+		scan = table_beginscan_tid(rel, &dirty);
+		if (table_tuple_tid_valid(scan, &latest))
+		{
+			table_tuple_get_latest_tid(scan, &latest);
+			moved = !ItemPointerEquals(&latest, &last);
+		}
+		table_endscan(scan);
 	}
-	table_endscan(scan);
 	return moved;
 }
 

@@ -4,14 +4,15 @@
  *	  Find the nearest earlier row within k of a new row's fingerprint, for
  *	  the near-duplicate trigger.
  *
- * Candidates come from each competing table's simhash index and from the
- * rows this backend has inserted but not yet written to it (shinsert.c),
- * without writing anything.  Each candidate is then looked up in its table
- * with a dirty snapshot, which sees committed rows and those in progress,
- * this transaction's own rows of this very statement included.  Its
- * fingerprint and scope are read from the row itself, so an index entry or
- * pending row of a tuple that died and whose TID was reused cannot
- * mislead.  A candidate that another transaction is still inserting or
+ * Candidates come from each competing table's simhash index (through the
+ * key cache of shkeycache.c while the transaction holds the whole table)
+ * and from the rows this backend has inserted but not yet written to it
+ * (shinsert.c), without writing anything.  Each candidate is then looked
+ * up in its table with a dirty snapshot, which sees committed rows and
+ * those in progress, this transaction's own rows of this very statement
+ * included.  Its fingerprint and scope are read from the row itself, so an
+ * index entry or pending row of a tuple that died and whose TID was reused
+ * cannot mislead.  A candidate that another transaction is still inserting or
  * deleting is waited for, and the search starts again, as core does for
  * unique and exclusion constraints.  The locks of neardup_lock.c, taken
  * before, make such waits rare: they are only for rows that came in
@@ -47,7 +48,7 @@ typedef struct SimhashCandidate
 	ItemPointerData tid;
 	int			dist;
 	bool		cached;			/* from the key cache (else read just now) */
-	bool		stale;			/* ... and names no tuple: see below */
+	bool		stale;			/* ... and names a dead row that moved */
 	uint64		fp;				/* the entry's fingerprint */
 } SimhashCandidate;
 
@@ -290,8 +291,8 @@ SimhashCheckCandidates(const SimhashNearDupInfo *info, SimhashCandidate *c, int 
 
 		/*
 		 * A dead entry whose row an UPDATE moved to a new TID, with a new
-		 * entry the cached run may lack (a committed UPDATE the trigger did
-		 * not fire on takes no lock).
+		 * entry the cached run may lack (an UPDATE that keeps the
+		 * fingerprint takes no lock).
 		 */
 		c[i].stale = c[i].cached && !fetched && SimhashRowMoved(rel, &c[i].tid);
 		*stale |= c[i].stale;

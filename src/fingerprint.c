@@ -218,6 +218,7 @@ SimhashCheckOneDimensional(ArrayType *arr, bool weights)
 			 errmsg("feature array must be one-dimensional"),
 			 errdetail("The array has %d dimensions.", ARR_NDIM(arr))));
 }
+
 /*
  * The last text simhash(text) fingerprinted, with its fingerprint.  A row
  * arriving in a table whose fingerprint is a generated column and that has

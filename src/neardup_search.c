@@ -187,13 +187,13 @@ SimhashKeepMatch(const SimhashNearDupInfo *info, int leaf, TupleTableSlot *slot,
  * UPDATE that was not HOT), rather than die (deleted, or inserted by an
  * aborted transaction)?  The entry names the root of a HOT chain, maybe a
  * redirect since pruning: the chain's last tuple is the one whose t_ctid
- * leads on to the row's next version.
+ * leads on to the row's next version.  "fetch" and "slot" are the caller's,
+ * for rel.
  */
 static bool
-SimhashRowMoved(Relation rel, ItemPointer tid)
+SimhashRowMoved(Relation rel, IndexFetchTableData *fetch, TupleTableSlot *slot,
+				ItemPointer tid)
 {
-	IndexFetchTableData *fetch = table_index_fetch_begin(rel);
-	TupleTableSlot *slot = table_slot_create(rel, NULL);
 	ItemPointerData last;
 	bool		have = false;
 	bool		call_again = false;
@@ -209,8 +209,6 @@ SimhashRowMoved(Relation rel, ItemPointer tid)
 			have = true;
 		}
 	} while (call_again);
-	ExecDropSingleTupleTableSlot(slot);
-	table_index_fetch_end(fetch);
 
 	if (have)
 	{
@@ -294,7 +292,8 @@ SimhashCheckCandidates(const SimhashNearDupInfo *info, SimhashCandidate *c, int 
 		 * entry the cached run may lack (an UPDATE that keeps the
 		 * fingerprint takes no lock).
 		 */
-		c[i].stale = c[i].cached && !fetched && SimhashRowMoved(rel, &c[i].tid);
+		c[i].stale = c[i].cached && !fetched &&
+			SimhashRowMoved(rel, fetch, slot, (ItemPointer) &c[i].tid);
 		*stale |= c[i].stale;
 		ExecDropSingleTupleTableSlot(slot);
 		table_index_fetch_end(fetch);

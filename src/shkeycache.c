@@ -78,6 +78,10 @@ struct SimhashKeyCache
 	Size		budget;			/* bytes for the arrays' room and the runs */
 	Size		runbytes;		/* runs cached, at SIMHASH_KEYCACHE_RUN_BYTES */
 	uint64		flushes;		/* SimhashPendingFlushes() when last emptied */
+	/* the probe plan of the last search: index (node) and radius */
+	int64		plan_node;		/* -1: none since the cache was emptied */
+	int			plan_radius;
+	SimhashProbePlan plan;
 	uint8	   *seen;			/* runs read before (not emptied) */
 	uint8	   *toolong;		/* runs too long to keep (not emptied) */
 };
@@ -108,6 +112,7 @@ SimhashKeyCacheEmpty(SimhashKeyCache *cache)
 	cache->n = cache->max = 0;
 	cache->runbytes = 0;
 	cache->flushes = SimhashPendingFlushes();
+	cache->plan_node = -1;
 }
 
 /*
@@ -257,12 +262,11 @@ typedef struct SimhashRunView
  * its whole fingerprint, until the next call.
  */
 static SimhashRunView
-SimhashKeyCacheRun(SimhashKeyCache *cache, Relation index, IndexScanDesc *reader,
-				   int tree, uint16 key, uint64 center, int radius)
+SimhashKeyCacheRun(SimhashKeyCache *cache, Relation index, uint64 *node,
+				   IndexScanDesc *reader, int tree, uint16 key, uint64 center, int radius)
 {
-	uint64		node = SimhashKeyCacheNode(cache, index);
-	SimhashKeyRun *run = keyrun_lookup(cache->runs, SimhashKeyRunTag(node, tree, key));
-	uint32		bit = SimhashKeyCacheBit(index, tree, key);
+	SimhashKeyRun *run = keyrun_lookup(cache->runs, SimhashKeyRunTag(*node, tree, key));
+	uint32		bit;
 	bool		keep;
 	SimhashRunView view;
 	SimhashScanOpaque so;
@@ -278,6 +282,7 @@ SimhashKeyCacheRun(SimhashKeyCache *cache, Relation index, IndexScanDesc *reader
 		return view;
 	}
 
+	bit = SimhashKeyCacheBit(index, tree, key);
 	keep = SimhashBitIsSet(cache->seen, bit) && !SimhashBitIsSet(cache->toolong, bit);
 	SimhashBitSet(cache->seen, bit);
 	if (*reader == NULL)
@@ -306,8 +311,8 @@ SimhashKeyCacheRun(SimhashKeyCache *cache, Relation index, IndexScanDesc *reader
 	}
 
 	/* the reservation may have emptied the cache, and its node numbers */
-	node = SimhashKeyCacheNode(cache, index);
-	run = keyrun_insert(cache->runs, SimhashKeyRunTag(node, tree, key), &found);
+	*node = SimhashKeyCacheNode(cache, index);
+	run = keyrun_insert(cache->runs, SimhashKeyRunTag(*node, tree, key), &found);
 	Assert(!found);
 	run->start = cache->n;
 	run->len = len;
@@ -366,19 +371,34 @@ SimhashKeyCacheSearch(SimhashKeyCache *cache, Relation index, uint64 center, int
 	int			radii[SIMHASH_NBANDS];
 	double		nprobes = 0;
 	bool		more = true;
+	uint64		node;
 
 	Assert(radius >= SIMHASH_EMPTY_RADIUS && radius <= SIMHASH_BITS);
 	if (radius < 0)
 		return true;
-	SimhashPlanProbes(radius, SimhashEstimateEntries(index), &plan);
+	/* this backend wrote buffered rows into some index since: start over */
+	if (cache->flushes != SimhashPendingFlushes())
+		SimhashKeyCacheReset(cache);
+
+	/*
+	 * The plan depends on the index's size only to choose between probes
+	 * and a whole-band scan, and any plan is exact: it is worked out again
+	 * for another index or radius, and when the cache starts over (the
+	 * index may have grown), not for every row.
+	 */
+	node = SimhashKeyCacheNode(cache, index);
+	if (cache->plan_node != (int64) node || cache->plan_radius != radius)
+	{
+		SimhashPlanProbes(radius, SimhashEstimateEntries(index), &cache->plan);
+		cache->plan_node = (int64) node;
+		cache->plan_radius = radius;
+	}
+	plan = cache->plan;
 	for (int j = 0; j < SIMHASH_NBANDS; j++)
 		if (plan.radius[j] >= 0)
 			nprobes += SimhashBallSize(plan.radius[j]);
 	if (plan.fullscan || nprobes > SIMHASH_KEYCACHE_MAX_PROBES)
 		return false;
-	/* this backend wrote buffered rows into some index since: start over */
-	if (cache->flushes != SimhashPendingFlushes())
-		SimhashKeyCacheReset(cache);
 
 	keys = palloc(sizeof(uint16) * (Size) nprobes);
 	for (int j = 0; j < SIMHASH_NBANDS; j++)
@@ -391,8 +411,8 @@ SimhashKeyCacheSearch(SimhashKeyCache *cache, Relation index, uint64 center, int
 			continue;
 		nkeys = SimhashEnumerateBallSorted(SimhashBlock(center, j), plan.radius[j], keys);
 		for (int i = 0; more && i < nkeys; i++)
-			more = SimhashKeyCacheScanRun(SimhashKeyCacheRun(cache, index, &reader, j, keys[i],
-															 center, radius),
+			more = SimhashKeyCacheScanRun(SimhashKeyCacheRun(cache, index, &node, &reader, j,
+															 keys[i], center, radius),
 										  center, radius, radii, found, arg);
 		radii[j] = plan.radius[j];
 		CHECK_FOR_INTERRUPTS();

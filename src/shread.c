@@ -76,6 +76,15 @@ SimhashReleaseLeaf(SimhashScanOpaque so)
 	so->curbuf = InvalidBuffer;
 }
 
+/* Does a probe of "key" keep entry e: within the probe radius, if it filters? */
+static inline bool
+SimhashProbeKeeps(SimhashScanOpaque so, bool prefilter, uint16 key,
+				  const SimhashEntry *e, int band)
+{
+	return !prefilter ||
+		SimhashDistance(SimhashFingerprintOf(key, e->rest, band), so->center) <= so->radius;
+}
+
 /*
  * Collect into the batch every entry of tree "band" whose key is "key".
  * Keys must be probed in increasing order within a band: the pinned leaf
@@ -136,15 +145,12 @@ SimhashProbeKey(IndexScanDesc scan, int band, uint16 key)
 		{
 			if (e.skey >= limit)
 				break;
-			if (e.skey >= target &&
-				!(prefilter && SimhashDistance(SimhashFingerprintOf(key, e.rest, band),
-											   so->center) > so->radius))
+			if (e.skey >= target && SimhashProbeKeeps(so, prefilter, key, &e, band))
 				SimhashBatchAdd(so, &e);
 		}
 		while (SimhashLeafCursorNextAppended(&cur, &e))
 			if (e.skey >= target && e.skey < limit &&
-				!(prefilter && SimhashDistance(SimhashFingerprintOf(key, e.rest, band),
-											   so->center) > so->radius))
+				SimhashProbeKeeps(so, prefilter, key, &e, band))
 				SimhashBatchAdd(so, &e);
 
 		/* entries of this key may continue on the right sibling */

@@ -233,6 +233,25 @@ SELECT n, (SELECT array_agg(s::text) FROM (SELECT fp <-> fp_of(0), g, id FROM kt
 										   ORDER BY hamming(fp, fp_of(0)) + 0, g, id LIMIT n) s) AS same
 FROM (VALUES (1), (10), (100), (1000), (6000)) v(n);
 
+-- A constant LIMIT tells the nearest sort when a group is likely the last
+-- one the query needs; the index then settles that group's distance by
+-- reading one ring for it alone.  Scans that go on past such a group must
+-- still be exact: a Merge Append reads one row more from each partition than
+-- it returns, and FETCH FIRST ... WITH TIES reads past the LIMIT while the
+-- rows tie.
+SELECT q.qn, l.n, r
+FROM kt_q q JOIN kt_limits l USING (qn),
+	 LATERAL kt_compare(format('SELECT fp <-> %1$s, g, id FROM kt_parted ORDER BY fp <-> %1$s, g, id LIMIT %2$s',
+							   quote_literal(q.q) || '::simhash64', l.n),
+						'%Merge Append%SimhashNearestSort%Index Scan using kt_parted_2_fp_idx%') r
+WHERE l.n IS NOT NULL AND r <> 'same';
+SELECT f.fn, q.qn, l.n, r
+FROM kt_forms f, kt_q q JOIN kt_limits l USING (qn),
+	 LATERAL kt_compare(format('SELECT %s FROM kt ORDER BY %s FETCH FIRST %s ROWS WITH TIES',
+							   replace(f.sel, '$Q', quote_literal(q.q) || '::simhash64'),
+							   replace(f.ord, '$Q', quote_literal(q.q) || '::simhash64'), l.n)) r
+WHERE f.fn IN (3, 6, 7) AND l.n IS NOT NULL AND r <> 'same';
+
 -- LATERAL: a nearest-neighbour scan with a tie-break per outer row
 EXPLAIN (COSTS OFF)
 SELECT q.qn, n.id FROM kt_q q, LATERAL (SELECT id FROM kt ORDER BY fp <-> q.q, id LIMIT 3) n;

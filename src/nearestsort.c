@@ -52,7 +52,8 @@ enum
 	SNS_SORTOPS,				/* OID list: the sort operators */
 	SNS_COLLATIONS,				/* OID list */
 	SNS_NULLS_FIRST,			/* integer list of booleans */
-	SNS_DESCENDING				/* integer list of booleans, for EXPLAIN */
+	SNS_DESCENDING,				/* integer list of booleans, for EXPLAIN */
+	SNS_BOUND					/* Integer: rows the query wants, 0 unknown */
 };
 
 typedef enum SimhashNearestSortPhase
@@ -78,6 +79,8 @@ typedef struct SimhashNearestSortState
 	TupleTableSlot *ahead;		/* first row of the next group, if read */
 	TupleTableSlot *sorted;		/* a row out of the sort */
 	SimhashNearestSortPhase phase;
+	int64		bound;			/* rows the query wants (a hint), 0 unknown */
+	int64		nreturned;		/* rows returned since the (re)start */
 	bool		have_ahead;
 	bool		ahead_null;		/* its distance */
 	int32		ahead_dist;
@@ -201,6 +204,25 @@ SimhashAddNearestSortPaths(PlannerInfo *root, RelOptInfo *rel, List *prefix)
 }
 
 /*
+ * How many rows the query can want from this scan, or 0 if that is not
+ * known: a constant LIMIT (plus OFFSET) bounds them when the relation is
+ * the query's only one, since then nothing above the node groups,
+ * aggregates or multiplies rows (root->limit_tuples is -1 if anything
+ * does).  Only a hint for the executor, which uses it to tell the index
+ * when a group of equal distance is likely the last one read.
+ */
+static int
+SimhashNearestSortBound(PlannerInfo *root, RelOptInfo *rel)
+{
+	Relids		relids = rel->reloptkind == RELOPT_OTHER_MEMBER_REL ?
+		rel->top_parent_relids : rel->relids;
+
+	if (root->limit_tuples < 1.0 || !bms_equal(relids, root->all_baserels))
+		return 0;
+	return (int) Min(root->limit_tuples, (double) PG_INT32_MAX);
+}
+
+/*
  * PlanCustomPath.  The sort keys are computed by the index scan, as junk
  * columns of its targetlist where they are not columns already, and the
  * scan's targetlist is this node's scan tuple.  custom_exprs holds the key
@@ -257,7 +279,8 @@ SimhashPlanNearestSort(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path
 	cscan->flags = best_path->flags;
 	cscan->custom_plans = custom_plans;
 	cscan->custom_exprs = exprs;
-	cscan->custom_private = list_make4(sortops, collations, nulls_first, descending);
+	cscan->custom_private = lappend(list_make4(sortops, collations, nulls_first, descending),
+									makeInteger(SimhashNearestSortBound(root, rel)));
 	cscan->custom_scan_tlist = copyObject(child_tlist);
 	cscan->methods = &SimhashNearestSortScanMethods;
 	return &cscan->scan.plan;
@@ -352,6 +375,7 @@ SimhashBeginNearestSort(CustomScanState *node, EState *estate, int eflags)
 	if (TupleDescAttr(desc, state->dist_attno - 1)->atttypid != INT4OID)
 		elog(ERROR, "the distance of a nearest sort is not an integer");
 
+	state->bound = intVal(list_nth(priv, SNS_BOUND));
 	state->first = ExecInitExtraTupleSlot(estate, desc, &TTSOpsMinimalTuple);
 	state->ahead = ExecInitExtraTupleSlot(estate, desc, &TTSOpsMinimalTuple);
 	state->sorted = ExecInitExtraTupleSlot(estate, desc, &TTSOpsMinimalTuple);
@@ -406,13 +430,17 @@ SimhashNearestSortFetch(SimhashNearestSortState *state, int32 *dist, bool *isnul
 /*
  * Has the index scan returned every row within "dist"?  Only a simhash
  * nearest-neighbour scan can tell; anything else makes the node read on.
+ * When the group read so far ("n" rows) reaches the rows the query wants,
+ * it is likely the last group: the index then settles the distance
+ * without bucketing what lies beyond it.
  */
 static bool
-SimhashNearestSortGroupDone(SimhashNearestSortState *state, int32 dist)
+SimhashNearestSortGroupDone(SimhashNearestSortState *state, int32 dist, int64 n)
 {
 	IndexScanDesc scan = SimhashNearestSortScan(state);
+	bool		last = state->bound > 0 && state->nreturned + n >= state->bound;
 
-	return scan != NULL && SimhashKnnReturnedWithin(scan, dist);
+	return scan != NULL && SimhashKnnReturnedWithin(scan, dist, last);
 }
 
 /* Add a row to the group's sort, making the sort at first use. */
@@ -484,7 +512,7 @@ SimhashNearestSortReadGroup(SimhashNearestSortState *state)
 		int32		nextdist;
 
 		/* rows with a NULL distance form one group, to the end of the scan */
-		if (!isnull && SimhashNearestSortGroupDone(state, dist))
+		if (!isnull && SimhashNearestSortGroupDone(state, dist, n))
 			break;
 		CHECK_FOR_INTERRUPTS();
 		slot = SimhashNearestSortFetch(state, &nextdist, &nextnull);
@@ -554,12 +582,16 @@ SimhashExecNearestSort(CustomScanState *node)
 		{
 			case SNS_RETURN_SORTED:
 				if (tuplesort_gettupleslot(state->sort, true, false, state->sorted, NULL))
+				{
+					state->nreturned++;
 					return SimhashNearestSortReturn(node, state->sorted);
+				}
 				tuplesort_reset(state->sort);
 				state->phase = SNS_READ_GROUP;
 				break;
 			case SNS_RETURN_SINGLE:
 				state->phase = SNS_READ_GROUP;
+				state->nreturned++;
 				return SimhashNearestSortReturn(node, state->first);
 			case SNS_READ_GROUP:
 				if (!SimhashNearestSortReadGroup(state))
@@ -590,6 +622,7 @@ SimhashRescanNearestSort(CustomScanState *node)
 	if (state->sort != NULL)
 		tuplesort_reset(state->sort);
 	state->phase = SNS_READ_GROUP;
+	state->nreturned = 0;
 	state->have_ahead = false;
 	state->child_done = false;
 	state->have_last = false;

@@ -476,7 +476,7 @@ extern void SimhashKeyCacheForget(SimhashKeyCache *cache, Relation index, uint64
 extern void SimhashInstallKeyCache(void);
 
 /* shknn.c: asked by the nearest sort node */
-extern bool SimhashKnnReturnedWithin(IndexScanDesc scan, int dist);
+extern bool SimhashKnnReturnedWithin(IndexScanDesc scan, int dist, bool last);
 
 /* shvacuum.c */
 extern IndexBulkDeleteResult *shbulkdelete(IndexVacuumInfo *info,

@@ -23,6 +23,61 @@
 #include "shscan.h"
 
 /*
+ * Probe the keys exactly r bits from the centre's block in "band": every
+ * entry found that no other band's current ring reached goes to the
+ * distance buckets, or, when "settle" >= 0, only those at that distance.
+ */
+static void
+SimhashKnnProbeRing(IndexScanDesc scan, int band, int r, int settle)
+{
+	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
+	uint16	   *keys = palloc(sizeof(uint16) * (int) SimhashRingSize(r));
+	int			nkeys = SimhashEnumerateRing(SimhashBlock(so->center, band), r, keys);
+	int			radii[SIMHASH_NBANDS];
+
+	memcpy(radii, so->ring, sizeof(radii));
+	radii[band] = -1;
+	for (int i = 0; i < nkeys; i++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		if (settle >= 0)
+			SimhashSettleKey(scan, band, keys[i], radii, settle);
+		else
+		{
+			SimhashProbeKey(scan, band, keys[i]);
+			SimhashFilterBatch(so, band, radii, true);
+		}
+	}
+	pfree(keys);
+}
+
+/* Every entry within this distance has been found by the rings probed. */
+static inline int
+SimhashKnnRingSettled(SimhashScanOpaque so)
+{
+	int			settled = 0;
+
+	for (int i = 0; i < SIMHASH_NBANDS; i++)
+		settled += so->ring[i] + 1;
+	return settled - 1;
+}
+
+/*
+ * Would the next SimhashKnnExpand probe a ring rather than read a band
+ * whole?  Sets *band and *r to that ring.
+ */
+static bool
+SimhashKnnNextRing(SimhashScanOpaque so, int *band, int *r)
+{
+	double		per_key = so->nentries / (double) SIMHASH_BAND_KEYS;
+
+	*band = so->nextband;
+	*r = so->ring[*band] + 1;
+	return *r < SIMHASH_BLOCK_BITS &&
+		SimhashRingSize(*r) * (64.0 + per_key) <= so->nentries * 0.5 + 64.0;
+}
+
+/*
  * Grow the nearest-neighbour search by one ring of one band (or by a full
  * scan of a band when that is cheaper), adding what it finds to the
  * distance buckets.
@@ -31,18 +86,14 @@ static void
 SimhashKnnExpand(IndexScanDesc scan)
 {
 	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
-	int			band = so->nextband;
-	int			r = so->ring[band] + 1;
-	double		per_key = so->nentries / (double) SIMHASH_BAND_KEYS;
-	double		ringcost = SimhashRingSize(r) * (64.0 + per_key);
-	double		fullcost = so->nentries * 0.5 + 64.0;
-	int			radii[SIMHASH_NBANDS];
-	int			settled = 0;
+	int			band;
+	int			r;
 
-	if (r >= SIMHASH_BLOCK_BITS || ringcost > fullcost)
+	if (!SimhashKnnNextRing(so, &band, &r))
 	{
 		/* read this band whole; nothing stays unsettled */
 		BlockNumber blkno = SimhashLeftmostLeaf(scan, band);
+		int			radii[SIMHASH_NBANDS];
 
 		memcpy(radii, so->ring, sizeof(radii));
 		while (blkno != InvalidBlockNumber)
@@ -55,25 +106,9 @@ SimhashKnnExpand(IndexScanDesc scan)
 		return;
 	}
 
-	/* probe the keys exactly r bits from the centre's block */
-	{
-		uint16	   *keys = palloc(sizeof(uint16) * (int) SimhashRingSize(r));
-		int			nkeys = SimhashEnumerateRing(SimhashBlock(so->center, band), r, keys);
-
-		memcpy(radii, so->ring, sizeof(radii));
-		radii[band] = -1;
-		for (int i = 0; i < nkeys; i++)
-		{
-			CHECK_FOR_INTERRUPTS();
-			SimhashProbeKey(scan, band, keys[i]);
-			SimhashFilterBatch(so, band, radii, true);
-		}
-		pfree(keys);
-	}
+	SimhashKnnProbeRing(scan, band, r, -1);
 	so->ring[band] = r;
-	for (int i = 0; i < SIMHASH_NBANDS; i++)
-		settled += so->ring[i] + 1;
-	so->settled = settled - 1;
+	so->settled = Max(so->settled, SimhashKnnRingSettled(so));
 	so->nextband = (band + 1) % SIMHASH_NBANDS;
 	/* no pin while the found rows are returned (VACUUM waits for pins) */
 	SimhashReleaseLeaf(so);
@@ -161,12 +196,15 @@ SimhashOrderedNext(IndexScanDesc scan, SimhashHit *hit)
  * (nearestsort.c) asks this at the end of a group of equal distance instead
  * of reading the next row, which could need a search up to the next
  * distance that has any row at all.  False while an entry within dist is
- * still to be returned, and for scans that are not ordered.
+ * still to be returned, and for scans that are not ordered.  "last" says
+ * the caller expects to need no row beyond dist (a LIMIT ends there).
  */
 bool
-SimhashKnnReturnedWithin(IndexScanDesc scan, int dist)
+SimhashKnnReturnedWithin(IndexScanDesc scan, int dist, bool last)
 {
 	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
+	int			band;
+	int			r;
 
 	if (!so->started ||
 		(so->mode != SIMHASH_SCAN_KNN && so->mode != SIMHASH_SCAN_SORTED))
@@ -185,6 +223,25 @@ SimhashKnnReturnedWithin(IndexScanDesc scan, int dist)
 		CHECK_FOR_INTERRUPTS();
 		/* a sorted scan collects all its matches before its first row */
 		Assert(so->mode == SIMHASH_SCAN_KNN);
-		SimhashKnnExpand(scan);
+
+		/*
+		 * Settling the distance just beyond the rings needs only the entries
+		 * of the next ring at exactly that distance: every entry not yet
+		 * found there is exactly ring + 1 bits away in every band, so the
+		 * next ring holds it.  When the caller expects no rows beyond this
+		 * distance, read that ring for them alone, a fraction of the work
+		 * of bucketing all it holds; a later growth reads the ring again
+		 * and skips what this found (src/README, "Settling a distance").
+		 */
+		if (last && dist == SimhashKnnRingSettled(so) + 1 &&
+			SimhashKnnNextRing(so, &band, &r))
+		{
+			SimhashKnnProbeRing(scan, band, r, dist);
+			SimhashReleaseLeaf(so);
+			so->certified = dist;
+			so->settled = dist;
+		}
+		else
+			SimhashKnnExpand(scan);
 	}
 }

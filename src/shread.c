@@ -85,13 +85,50 @@ SimhashProbeKeeps(SimhashScanOpaque so, bool prefilter, uint16 key,
 		SimhashDistance(SimhashFingerprintOf(key, e->rest, band), so->center) <= so->radius;
 }
 
+/* Does fp satisfy every qual? */
+static inline bool
+SimhashMatchesQuals(SimhashScanOpaque so, uint64 fp)
+{
+	for (int i = 0; i < so->nquals; i++)
+		if (SimhashLaneSum(SimhashBlockCounts(fp ^ so->qcenter[i])) > so->qradius[i])
+			return false;
+	return true;
+}
+
+/* What a settling read keeps: entries at one distance, not reached before. */
+typedef struct SimhashSettleSpec
+{
+	const int  *radii;			/* the rings probed so far, -1 for this band */
+	int			dist;
+} SimhashSettleSpec;
+
 /*
- * Collect into the batch every entry of tree "band" whose key is "key".
- * Keys must be probed in increasing order within a band: the pinned leaf
- * of the previous probe is reused while it covers the next key.
+ * A settling read's handling of entry e of key "key": into the bucket of
+ * its distance if that is the one being settled and no band's ring reached
+ * it before.  No batch: most entries read are farther and are dropped here.
  */
-void
-SimhashProbeKey(IndexScanDesc scan, int band, uint16 key)
+static inline void
+SimhashSettleEntry(SimhashScanOpaque so, const SimhashSettleSpec *settle,
+				   uint16 key, const SimhashEntry *e, int band)
+{
+	uint64		fp = SimhashFingerprintOf(key, e->rest, band);
+	uint64		counts = SimhashBlockCounts(fp ^ so->center);
+
+	if (SimhashLaneSum(counts) != settle->dist ||
+		SimhashReachedBefore(counts, settle->radii) ||
+		(so->nquals > 1 && !SimhashMatchesQuals(so, fp)))
+		return;
+	SimhashHitAdd(so, &so->buckets[settle->dist], e->skey, fp, false, settle->dist);
+}
+
+/*
+ * Read every entry of tree "band" whose key is "key": into the batch, or,
+ * with "settle", through SimhashSettleEntry.  Keys must be probed in
+ * increasing order within a band: the pinned leaf of the previous probe is
+ * reused while it covers the next key.
+ */
+static pg_attribute_always_inline void
+SimhashReadKey(IndexScanDesc scan, int band, uint16 key, const SimhashSettleSpec *settle)
 {
 	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
 	Relation	index = scan->indexRelation;
@@ -145,13 +182,22 @@ SimhashProbeKey(IndexScanDesc scan, int band, uint16 key)
 		{
 			if (e.skey >= limit)
 				break;
-			if (e.skey >= target && SimhashProbeKeeps(so, prefilter, key, &e, band))
+			if (e.skey < target)
+				continue;
+			if (settle)
+				SimhashSettleEntry(so, settle, key, &e, band);
+			else if (SimhashProbeKeeps(so, prefilter, key, &e, band))
 				SimhashBatchAdd(so, &e);
 		}
 		while (SimhashLeafCursorNextAppended(&cur, &e))
-			if (e.skey >= target && e.skey < limit &&
-				SimhashProbeKeeps(so, prefilter, key, &e, band))
+		{
+			if (e.skey < target || e.skey >= limit)
+				continue;
+			if (settle)
+				SimhashSettleEntry(so, settle, key, &e, band);
+			else if (SimhashProbeKeeps(so, prefilter, key, &e, band))
 				SimhashBatchAdd(so, &e);
+		}
 
 		/* entries of this key may continue on the right sibling */
 		if ((op->flags & SIMHASH_RIGHTMOST) || op->high >= limit)
@@ -167,6 +213,28 @@ SimhashProbeKey(IndexScanDesc scan, int band, uint16 key)
 	so->curbuf = buf;
 	so->curband = band;
 	so->curtarget = target;
+}
+
+/* Collect into the batch every entry of tree "band" whose key is "key". */
+void
+SimhashProbeKey(IndexScanDesc scan, int band, uint16 key)
+{
+	SimhashReadKey(scan, band, key, NULL);
+}
+
+/*
+ * Add to the bucket of distance "dist" every entry of tree "band" whose
+ * key is "key", that is at that distance from the scan's centre, and that
+ * no band of "radii" reached (a nearest-neighbour scan settling one
+ * distance, shknn.c).
+ */
+void
+SimhashSettleKey(IndexScanDesc scan, int band, uint16 key, const int *radii, int dist)
+{
+	SimhashSettleSpec settle = {radii, dist};
+
+	Assert(((SimhashScanOpaque) scan->opaque)->mode == SIMHASH_SCAN_KNN);
+	SimhashReadKey(scan, band, key, &settle);
 }
 
 /*
@@ -225,16 +293,6 @@ SimhashLeftmostLeaf(IndexScanDesc scan, int tree)
 	return blkno;
 }
 
-/* Does fp satisfy every qual? */
-static inline bool
-SimhashMatchesQuals(SimhashScanOpaque so, uint64 fp)
-{
-	for (int i = 0; i < so->nquals; i++)
-		if (SimhashLaneSum(SimhashBlockCounts(fp ^ so->qcenter[i])) > so->qradius[i])
-			return false;
-	return true;
-}
-
 /*
  * Filter the batch (entries of tree "band") into "out": entries that match
  * the quals and that no band of "radii" reached before.  With ordering,
@@ -271,7 +329,12 @@ SimhashFilterBatch(SimhashScanOpaque so, int band, const int *radii, bool bucket
 		else
 			dist = SimhashLaneSum(SimhashBlockCounts(fp ^ so->ocenter));
 		if (bucketed)
+		{
+			/* a settling read (SimhashSettleKey) found it already */
+			if (dist <= so->certified)
+				continue;
 			SimhashHitAdd(so, &so->buckets[dist], e->skey, fp, false, dist);
+		}
 		else
 			SimhashHitAdd(so, &so->hits, e->skey, fp, false, dist);
 	}

@@ -176,6 +176,7 @@ shrescan(IndexScanDesc scan, ScanKey scankey, int nscankeys,
 	so->emitdist = 0;
 	so->nextband = 0;
 	so->settled = -1;
+	so->certified = -1;
 	for (int i = 0; i < SIMHASH_NBANDS; i++)
 		so->ring[i] = -1;
 

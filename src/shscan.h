@@ -92,6 +92,9 @@ typedef struct SimhashScanOpaqueData
 	/* nearest-neighbour scan */
 	int			ring[SIMHASH_NBANDS];	/* radius probed so far per band */
 	int			settled;		/* all entries within this distance found */
+	int			certified;		/* settled by a ring read for one distance
+								 * (SimhashSettleKey): entries up to it are
+								 * in the buckets, later reads skip them */
 	int			emitlimit;		/* largest ORDER BY distance that can match */
 	int			emitdist;		/* distance being returned */
 	int			nextband;		/* band whose ring grows next */
@@ -112,6 +115,8 @@ extern void SimhashHitAddTid(SimhashScanOpaque so, SimhashHitList *list, ItemPoi
 							 uint64 fp, bool isnull, int dist);
 extern void SimhashReleaseLeaf(SimhashScanOpaque so);
 extern void SimhashProbeKey(IndexScanDesc scan, int band, uint16 key);
+extern void SimhashSettleKey(IndexScanDesc scan, int band, uint16 key,
+							 const int *radii, int dist);
 extern BlockNumber SimhashReadLeaf(IndexScanDesc scan, BlockNumber blkno);
 extern BlockNumber SimhashLeftmostLeaf(IndexScanDesc scan, int tree);
 extern void SimhashFilterBatch(SimhashScanOpaque so, int band, const int *radii,

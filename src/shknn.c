@@ -236,6 +236,8 @@ SimhashKnnReturnedWithin(IndexScanDesc scan, int dist, bool last)
 		if (last && dist == SimhashKnnRingSettled(so) + 1 &&
 			SimhashKnnNextRing(so, &band, &r))
 		{
+			/* the group's rows were returned, so the radius qual allows it */
+			Assert(dist <= so->emitlimit);
 			SimhashKnnProbeRing(scan, band, r, dist);
 			SimhashReleaseLeaf(so);
 			so->certified = dist;

@@ -49,6 +49,8 @@ SimhashKnnProbeRing(IndexScanDesc scan, int band, int r, int settle)
 		}
 	}
 	pfree(keys);
+	/* no pin while the found rows are returned (VACUUM waits for pins) */
+	SimhashReleaseLeaf(so);
 }
 
 /* Every entry within this distance has been found by the rings probed. */
@@ -110,8 +112,6 @@ SimhashKnnExpand(IndexScanDesc scan)
 	so->ring[band] = r;
 	so->settled = Max(so->settled, SimhashKnnRingSettled(so));
 	so->nextband = (band + 1) % SIMHASH_NBANDS;
-	/* no pin while the found rows are returned (VACUUM waits for pins) */
-	SimhashReleaseLeaf(so);
 }
 
 /*
@@ -239,7 +239,6 @@ SimhashKnnReturnedWithin(IndexScanDesc scan, int dist, bool last)
 			/* the group's rows were returned, so the radius qual allows it */
 			Assert(dist <= so->emitlimit);
 			SimhashKnnProbeRing(scan, band, r, dist);
-			SimhashReleaseLeaf(so);
 			so->certified = dist;
 			so->settled = dist;
 		}

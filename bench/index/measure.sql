@@ -51,7 +51,8 @@ SELECT ixb_measure(:'run', :'size', :n, :'dataset', :'prefix', :'isfull', 'knn_s
 \echo '   nearest neighbours with a tie-break (ORDER BY distance, id LIMIT 10)'
 SELECT ixb_measure(:'run', :'size', :n, :'dataset', :'prefix', :'isfull', 'knn_simhash_tie', 0, :nq, :nq, true);
 SELECT ixb_measure(:'run', :'size', :n, :'dataset', :'prefix', :'isfull', 'knn_seqsort_tie', 0, :seqnq, :seqnq, true);
--- the two nearest-neighbour scans again, in pairs: their ratio under the same load
+-- the two nearest-neighbour scans again, in lagged pairs: their ratio under
+-- the same load, each query cold for both (functions.sql, ixb_pair)
 SELECT ixb_pair(:'run', :'size', :n, :'dataset', :'prefix', :'isfull', 'knn_simhash_tie', 'knn_simhash', :nq);
 
 \echo '   recall'

@@ -362,7 +362,8 @@ def goals(latest):
         pr = val(d, 'knn_simhash_tie', 0, 'paired_ratio_p50')
         if kn and kt:
             # the paired ratio (median over queries of tie / plain, the two
-            # run back to back) is the verdict when measured: noise hits both
+            # interleaved, each query cold for both: functions.sql, ixb_pair)
+            # is the verdict when measured: noise hits both
             rows.append([tag, 'KNN LIMIT 10 with a tie-break (ORDER BY distance, id) within 1.5x of plain KNN',
                          'server p50 %s ms / %s ms = %s%s (client p50 %s / %s ms); same rows as the sort: %s'
                          % (ms(kt), ms(kn), ratio(kt, kn),

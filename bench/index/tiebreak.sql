@@ -7,15 +7,21 @@
 -- For each LIMIT n (5, 9, 10, 20, 100: 9 is the size of the clusters of
 -- tiebreak_setup.sql, where the n-th row is the last near-copy and the
 -- next row is far away) and each of the first :nq query fingerprints
--- (default 200), three queries run in a rotating order, timed by EXPLAIN (ANALYZE,
--- TIMING OFF) (server-side execution time, warm cache):
+-- (default 200), three queries are timed by EXPLAIN (ANALYZE, TIMING OFF)
+-- (server-side execution time, pages in shared buffers):
 --   plain     ORDER BY fp <-> q LIMIT n
 --   nearest   ORDER BY fp <-> q, id LIMIT n   (SimhashNearestSort)
 --   incsort   the same with simhash.enable_nearest_sort = off (Incremental Sort)
+-- in lagged order: step j runs plain on query j, nearest on query j + nq/3
+-- and incsort on query j + 2nq/3 (the order rotating), so that the three
+-- interleave (the machine's noise weighs on all alike) and every run finds
+-- its query's pages as independent queries would, some nq queries after
+-- the last run that read them.  Back-to-back runs of one query would let
+-- the later ones reuse the first one's CPU cache, which moved the ratios on
+-- clustered data by up to 0.5 from one run to the next.
 -- Reported: the median time of each, and the medians of the per-query
--- ratios nearest/plain and incsort/plain (the machine's noise hits both
--- queries of a pair alike).  Each tie-break query's rows are checked
--- against a sequential sort's for the first 10 queries.
+-- ratios nearest/plain and incsort/plain.  Each tie-break query's rows are
+-- checked against a sequential sort's for the first 10 queries.
 \set ON_ERROR_STOP 1
 \if :{?nq}
 \else
@@ -46,7 +52,10 @@ RETURNS TABLE (n int, plain_ms float8, nearest_ms float8, incsort_ms float8,
 			   nearest_ratio float8, incsort_ratio float8, checked int)
 LANGUAGE plpgsql AS $$
 DECLARE
-	r record;
+	qs int8[];
+	nqs int;
+	k int;
+	qi int;
 	q text;
 	t float8[];
 	plain float8[] := '{}';
@@ -58,28 +67,34 @@ DECLARE
 	want int8[];
 BEGIN
 	checked := 0;
-	FOR r IN EXECUTE format('SELECT qid, q FROM %I WHERE qid <= $1 ORDER BY qid', qtbl) USING nq LOOP
-		q := format('(%s)::bigint::simhash64', r.q);
-		t := ARRAY[0, 0, 0]::float8[];
+	EXECUTE format('SELECT array_agg(q ORDER BY qid) FROM %I WHERE qid <= $1', qtbl) INTO qs USING nq;
+	nqs := cardinality(qs);
+	t := array_fill(NULL::float8, ARRAY[3, nqs]);
+	-- step j runs kind k on query j + k * nq / 3: lagged, see the header
+	FOR j IN 0 .. nqs - 1 LOOP
 		FOR i IN 0 .. 2 LOOP
-			CASE (r.qid + i) % 3
-				WHEN 0 THEN t[1] := pg_temp.tb_time(format('SELECT id FROM %I ORDER BY fp <-> %s LIMIT %s', tbl, q, lim), true);
-				WHEN 1 THEN t[2] := pg_temp.tb_time(format('SELECT id FROM %I ORDER BY fp <-> %s, id LIMIT %s', tbl, q, lim), true);
-				ELSE t[3] := pg_temp.tb_time(format('SELECT id FROM %I ORDER BY fp <-> %s, id LIMIT %s', tbl, q, lim), false);
-			END CASE;
+			k := (j + i) % 3;
+			qi := (j + k * (nqs / 3)) % nqs + 1;
+			q := format('(%s)::bigint::simhash64', qs[qi]);
+			t[k + 1][qi] := pg_temp.tb_time(format('SELECT id FROM %I ORDER BY fp <-> %s%s LIMIT %s',
+												   tbl, q, CASE WHEN k = 0 THEN '' ELSE ', id' END, lim),
+											k < 2);
 		END LOOP;
-		plain := plain || t[1];
-		nearest := nearest || t[2];
-		incsort := incsort || t[3];
-		rn := rn || (t[2] / greatest(t[1], 0.001));
-		ri := ri || (t[3] / greatest(t[1], 0.001));
-		IF r.qid <= 10 THEN
+	END LOOP;
+	FOR qi IN 1 .. nqs LOOP
+		plain := plain || t[1][qi];
+		nearest := nearest || t[2][qi];
+		incsort := incsort || t[3][qi];
+		rn := rn || (t[2][qi] / greatest(t[1][qi], 0.001));
+		ri := ri || (t[3][qi] / greatest(t[1][qi], 0.001));
+		IF qi <= 10 THEN
+			q := format('(%s)::bigint::simhash64', qs[qi]);
 			EXECUTE format('SELECT array_agg(id) FROM (SELECT id FROM %I ORDER BY fp <-> %s, id LIMIT %s) s',
 						   tbl, q, lim) INTO got;
 			EXECUTE format('SELECT array_agg(id) FROM (SELECT id FROM %I ORDER BY hamming(fp, %s) + 0, id LIMIT %s) s',
 						   tbl, q, lim) INTO want;
 			IF got IS DISTINCT FROM want THEN
-				RAISE EXCEPTION 'rows differ from a sort''s for query % at LIMIT %', r.qid, lim;
+				RAISE EXCEPTION 'rows differ from a sort''s for query % at LIMIT %', qi, lim;
 			END IF;
 			checked := checked + 1;
 		END IF;

@@ -272,7 +272,8 @@ END $$;
 --     them.  Running the two back to back instead lets the second reuse
 --     the first's cache lines, and the median of such ratios falls between
 --     two modes (first cold, second warm; and the reverse): on clustered
---     data it moved between 1.5x and 2.1x from one run to the next.
+--     data it came out anywhere between 1.6x and 2.1x with the order of
+--     the runs (TIEBREAK.md).
 -- Stores, for p_method, paired_p50_ms (and p_ref's), and paired_ratio_p50:
 -- the median over queries of p_method's time / p_ref's.
 CREATE OR REPLACE FUNCTION ixb_pair(p_run text, p_size text, p_n bigint, p_dataset text,

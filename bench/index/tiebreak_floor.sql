@@ -33,7 +33,8 @@
 \endif
 SET max_parallel_workers_per_gather = 0;
 SET jit = off;
-SET enable_bitmapscan = off;
+SET enable_bitmapscan = off;	-- the radius query as an index scan, like the others
+SET enable_seqscan = off;
 
 CREATE OR REPLACE FUNCTION pg_temp.tf_time(query text) RETURNS float8
 LANGUAGE plpgsql AS $$

@@ -104,13 +104,15 @@ BEGIN
 	END LOOP;
 END $$;
 
+-- one row per query fingerprint: its five times
+CREATE TEMP VIEW tf_w AS
+SELECT i, d, m,
+	   max(ms) FILTER (WHERE kind = 1) AS plain, max(ms) FILTER (WHERE kind = 2) AS first,
+	   max(ms) FILTER (WHERE kind = 3) AS grp, max(ms) FILTER (WHERE kind = 4) AS radius,
+	   max(ms) FILTER (WHERE kind = 5) AS nearest
+FROM tf_ms JOIN tf_q USING (i) GROUP BY i, d, m;
+
 \echo table :prefix'_simhash', :nq queries, LIMIT :lim
-WITH w AS (
-	SELECT i, d, m,
-		   max(ms) FILTER (WHERE kind = 1) AS plain, max(ms) FILTER (WHERE kind = 2) AS first,
-		   max(ms) FILTER (WHERE kind = 3) AS grp, max(ms) FILTER (WHERE kind = 4) AS radius,
-		   max(ms) FILTER (WHERE kind = 5) AS nearest
-	FROM tf_ms JOIN tf_q USING (i) GROUP BY i, d, m)
 SELECT count(*) AS queries,
 	   percentile_cont(0.5) WITHIN GROUP (ORDER BY m) AS rows_within_d,
 	   round(percentile_cont(0.5) WITHIN GROUP (ORDER BY plain)::numeric * 1000, 1) AS plain_us,
@@ -123,18 +125,12 @@ SELECT count(*) AS queries,
 	   round(percentile_cont(0.5) WITHIN GROUP (ORDER BY nearest / plain)::numeric, 2) AS nearest_ratio,
 	   round(percentile_cont(0.5) WITHIN GROUP (ORDER BY (grp - first) / (m - 1))
 			 FILTER (WHERE m > 1)::numeric * 1000, 2) AS us_per_row
-FROM w \gx
+FROM tf_w \gx
 -- the same by d (the distance of the LIMIT-th row)
-WITH w AS (
-	SELECT i, d, m,
-		   max(ms) FILTER (WHERE kind = 1) AS plain, max(ms) FILTER (WHERE kind = 2) AS first,
-		   max(ms) FILTER (WHERE kind = 3) AS grp, max(ms) FILTER (WHERE kind = 4) AS radius,
-		   max(ms) FILTER (WHERE kind = 5) AS nearest
-	FROM tf_ms JOIN tf_q USING (i) GROUP BY i, d, m)
 SELECT d, count(*) AS queries,
 	   percentile_cont(0.5) WITHIN GROUP (ORDER BY m) AS rows_within_d,
 	   round(percentile_cont(0.5) WITHIN GROUP (ORDER BY plain)::numeric * 1000, 1) AS plain_us,
 	   round(percentile_cont(0.5) WITHIN GROUP (ORDER BY grp / plain)::numeric, 2) AS group_ratio,
 	   round(percentile_cont(0.5) WITHIN GROUP (ORDER BY radius / plain)::numeric, 2) AS radius_ratio,
 	   round(percentile_cont(0.5) WITHIN GROUP (ORDER BY nearest / plain)::numeric, 2) AS nearest_ratio
-FROM w GROUP BY d ORDER BY d;
+FROM tf_w GROUP BY d ORDER BY d;

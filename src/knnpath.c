@@ -7,7 +7,8 @@
  * matches an ORDER BY to an index only when every sort key matches.  The
  * planner hook (planner.c) asks core's index path generator once more with
  * the query's pathkeys cut to the distance, and nearestsort.c puts a sort
- * of each group of equal distance on top.  See src/README, "Nearest
+ * of each group of equal distance on top; an index that includes the
+ * tie-break column can order each group itself.  See src/README, "Nearest
  * neighbours with a tie-break".
  *
  * Copyright (c) 2026, the simhash authors
@@ -24,6 +25,7 @@
 #include "optimizer/optimizer.h"
 #include "optimizer/paths.h"
 #include "utils/lsyscache.h"
+#include "utils/typcache.h"
 
 #include "shindex.h"
 #include "simhash_catalog.h"
@@ -123,12 +125,111 @@ SimhashCreateIndexPaths(PlannerInfo *root, RelOptInfo *rel, List *simhash_indexe
 	List	   *saved_indexlist = rel->indexlist;
 	List	   *saved_pathkeys = root->query_pathkeys;
 
-	rel->indexlist = simhash_indexes;
-	if (prefix_pathkeys != NIL)
+	ListCell   *lc;
+
+	if (prefix_pathkeys == NIL)
+	{
+		rel->indexlist = simhash_indexes;
+		create_index_paths(root, rel);
+		rel->indexlist = saved_indexlist;
+		return;
+	}
+
+	/*
+	 * One index at a time, each scan wrapped in its nearest sort before the
+	 * next index's: two indexes on the same column give scans of the same
+	 * cost, of which add_path would keep one, whereas their nearest sorts
+	 * differ (an index with an included column can order the ties).
+	 */
+	foreach(lc, simhash_indexes)
+	{
+		rel->indexlist = list_make1(lfirst(lc));
 		root->query_pathkeys = prefix_pathkeys;
-	create_index_paths(root, rel);
-	rel->indexlist = saved_indexlist;
-	root->query_pathkeys = saved_pathkeys;
-	if (prefix_pathkeys != NIL)
+		create_index_paths(root, rel);
+		rel->indexlist = saved_indexlist;
+		root->query_pathkeys = saved_pathkeys;
 		SimhashAddNearestSortPaths(root, rel, prefix_pathkeys);
+	}
+}
+
+/*
+ * The column a sort key expression is, looking through the RelabelType
+ * that a column of a domain type is sorted through; NULL if it is no
+ * column.
+ */
+static Var *
+SimhashSortKeyColumnVar(Node *expr)
+{
+	while (expr && IsA(expr, RelabelType))
+		expr = (Node *) ((RelabelType *) expr)->arg;
+	return (expr && IsA(expr, Var)) ? (Var *) expr : NULL;
+}
+
+/*
+ * Will the index of "child" order ties by the one sort key after the
+ * distance (the index's included column, in its type's default btree
+ * order)?  For costs only: the plan decides for itself
+ * (SimhashNearestSortPayloadFlags).
+ */
+bool
+SimhashIndexOrdersTies(RelOptInfo *rel, IndexPath *child, List *pathkeys)
+{
+	IndexOptInfo *info = child->indexinfo;
+	PathKey    *pk;
+	ListCell   *lc;
+
+	if (list_length(pathkeys) != 2 || info->ncolumns != 2 || info->nkeycolumns != 1)
+		return false;
+	pk = lsecond_node(PathKey, pathkeys);
+	if (pk->pk_strategy != BTLessStrategyNumber && pk->pk_strategy != BTGreaterStrategyNumber)
+		return false;
+	foreach(lc, pk->pk_eclass->ec_members)
+	{
+		EquivalenceMember *em = lfirst(lc);
+		Var		   *var = SimhashSortKeyColumnVar((Node *) em->em_expr);
+
+		if (var != NULL && var->varno == rel->relid && var->varlevelsup == 0 &&
+			var->varattno == info->indexkeys[1])
+			return pk->pk_opfamily ==
+				lookup_type_cache(var->vartype, TYPECACHE_BTREE_OPFAMILY)->btree_opf;
+	}
+	return false;
+}
+
+/*
+ * Can the index scan return each distance in the order of the one other
+ * sort key, so that the node need not read a group to sort it?  Only when
+ * that key is the index's included column, in its type's default btree
+ * order (the index compares the values it stores with that order).
+ * Returns the SIMHASH_SK_PAYLOAD_* flags for the scan, or 0.
+ */
+int
+SimhashNearestSortPayloadFlags(RelOptInfo *rel, Path *child, List *pathkeys,
+							   List *exprs, List *sortops)
+{
+	IndexPath  *ipath = (IndexPath *) child;
+	IndexOptInfo *info;
+	PathKey    *pk;
+	Var		   *var;
+	TypeCacheEntry *tc;
+	Oid			sortop;
+
+	if (list_length(pathkeys) != 2 || !IsA(child, IndexPath))
+		return 0;
+	info = ipath->indexinfo;
+	if (info->ncolumns != 2 || info->nkeycolumns != 1)
+		return 0;
+	pk = lsecond_node(PathKey, pathkeys);
+	var = SimhashSortKeyColumnVar(lsecond(exprs));
+	sortop = lsecond_oid(sortops);
+	if (var == NULL || var->varno != rel->relid || var->varlevelsup != 0 ||
+		var->varattno != info->indexkeys[1])
+		return 0;
+	tc = lookup_type_cache(var->vartype, TYPECACHE_LT_OPR | TYPECACHE_GT_OPR);
+	if (pk->pk_strategy == BTLessStrategyNumber ? sortop != tc->lt_opr :
+		sortop != tc->gt_opr)
+		return 0;
+	return SIMHASH_SK_PAYLOAD_ORDER |
+		(pk->pk_strategy == BTGreaterStrategyNumber ? SIMHASH_SK_PAYLOAD_DESC : 0) |
+		(pk->pk_nulls_first ? SIMHASH_SK_PAYLOAD_NULLS_FIRST : 0);
 }

@@ -35,6 +35,7 @@
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/ruleutils.h"
+#include "utils/sortsupport.h"
 #include "utils/tuplesort.h"
 
 #include "shindex.h"
@@ -53,14 +54,17 @@ enum
 	SNS_COLLATIONS,				/* OID list */
 	SNS_NULLS_FIRST,			/* integer list of booleans */
 	SNS_DESCENDING,				/* integer list of booleans, for EXPLAIN */
-	SNS_BOUND					/* Integer: rows the query wants, 0 unknown */
+	SNS_BOUND,					/* Integer: rows the query wants, 0 unknown */
+	SNS_PAYLOAD_FLAGS			/* Integer: SIMHASH_SK_PAYLOAD_* for the scan,
+								 * 0 if the index cannot order ties */
 };
 
 typedef enum SimhashNearestSortPhase
 {
 	SNS_READ_GROUP,				/* the next group is to be read */
 	SNS_RETURN_SORTED,			/* returning the sorted group */
-	SNS_RETURN_SINGLE			/* returning a group of one row */
+	SNS_RETURN_SINGLE,			/* returning a group of one row */
+	SNS_PASS_THROUGH			/* the index orders ties: rows go through */
 } SimhashNearestSortPhase;
 
 typedef struct SimhashNearestSortState
@@ -79,6 +83,11 @@ typedef struct SimhashNearestSortState
 	TupleTableSlot *ahead;		/* first row of the next group, if read */
 	TupleTableSlot *sorted;		/* a row out of the sort */
 	SimhashNearestSortPhase phase;
+	bool		passthrough;	/* the index returns ties in key order */
+	SortSupportData keyssup;	/* that order, to check it */
+	bool		have_prevkey;	/* the previous row's key, at the same distance */
+	bool		prevkey_null;
+	Datum		prevkey;
 	int64		bound;			/* rows the query wants (a hint), 0 unknown */
 	int64		nreturned;		/* rows returned since the (re)start */
 	bool		have_ahead;
@@ -157,6 +166,13 @@ SimhashMakeNearestSortPath(PlannerInfo *root, RelOptInfo *rel, Path *child)
 						  child->pathtarget->width, 0.0, work_mem, -1.0);
 	cpath->path.startup_cost = sorted.startup_cost;
 	cpath->path.total_cost = sorted.total_cost;
+
+	/* an index that orders ties leaves the node nothing to sort */
+	if (SimhashIndexOrdersTies(rel, (IndexPath *) child, root->query_pathkeys))
+	{
+		cpath->path.startup_cost = child->startup_cost;
+		cpath->path.total_cost = child->total_cost;
+	}
 	return &cpath->path;
 }
 
@@ -241,6 +257,8 @@ SimhashPlanNearestSort(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path
 	List	   *collations = NIL;
 	List	   *nulls_first = NIL;
 	List	   *descending = NIL;
+	List	   *rel_exprs = NIL;
+	int			payload_flags;
 	ListCell   *lc;
 
 	foreach(lc, best_path->path.pathkeys)
@@ -265,6 +283,7 @@ SimhashPlanNearestSort(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path
 												  list_length(child_tlist) + 1,
 												  NULL, true));
 		exprs = lappend(exprs, copyObject(em->em_expr));
+		rel_exprs = lappend(rel_exprs, em->em_expr);
 		sortops = lappend_oid(sortops, sortop);
 		collations = lappend_oid(collations, pk->pk_eclass->ec_collation);
 		nulls_first = lappend_int(nulls_first, pk->pk_nulls_first);
@@ -272,6 +291,9 @@ SimhashPlanNearestSort(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path
 	}
 	/* an index scan projects, so its targetlist may grow */
 	child->targetlist = child_tlist;
+	payload_flags = SimhashNearestSortPayloadFlags(rel, linitial(best_path->custom_paths),
+												   best_path->path.pathkeys,
+												   rel_exprs, sortops);
 
 	cscan->scan.plan.targetlist = tlist;
 	cscan->scan.plan.qual = NIL;
@@ -279,8 +301,10 @@ SimhashPlanNearestSort(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path
 	cscan->flags = best_path->flags;
 	cscan->custom_plans = custom_plans;
 	cscan->custom_exprs = exprs;
-	cscan->custom_private = lappend(list_make4(sortops, collations, nulls_first, descending),
+	cscan->custom_private = list_make4(sortops, collations, nulls_first, descending);
+	cscan->custom_private = lappend(cscan->custom_private,
 									makeInteger(SimhashNearestSortBound(root, rel)));
+	cscan->custom_private = lappend(cscan->custom_private, makeInteger(payload_flags));
 	cscan->custom_scan_tlist = copyObject(child_tlist);
 	cscan->methods = &SimhashNearestSortScanMethods;
 	return &cscan->scan.plan;
@@ -376,10 +400,35 @@ SimhashBeginNearestSort(CustomScanState *node, EState *estate, int eflags)
 		elog(ERROR, "the distance of a nearest sort is not an integer");
 
 	state->bound = intVal(list_nth(priv, SNS_BOUND));
+
+	/*
+	 * Have the index order each distance by the included column when the
+	 * plan found it can, and tell it how many rows the query wants.  The
+	 * flags go on the scan's ORDER BY key, which the scan reads at every
+	 * rescan (shrescan); the scan descriptor itself does not exist yet.
+	 * Without a scan to ask (EXPLAIN without ANALYZE), the node reads
+	 * groups as usual.
+	 */
+	if (intVal(list_nth(priv, SNS_PAYLOAD_FLAGS)) != 0 && state->knn != NULL &&
+		state->knn->iss_NumOrderByKeys >= 1)
+	{
+		int			flags = intVal(list_nth(priv, SNS_PAYLOAD_FLAGS));
+
+		if (state->bound > 0 && state->bound <= SIMHASH_SK_WANTED_MAX)
+			flags |= (int) state->bound << SIMHASH_SK_WANTED_SHIFT;
+		state->knn->iss_OrderByKeys[0].sk_flags |= flags;
+		state->passthrough = true;
+		memset(&state->keyssup, 0, sizeof(SortSupportData));
+		state->keyssup.ssup_cxt = CurrentMemoryContext;
+		state->keyssup.ssup_collation = state->collations[0];
+		state->keyssup.ssup_nulls_first = state->nulls_first[0];
+		state->keyssup.abbreviate = false;
+		PrepareSortSupportFromOrderingOp(state->sortops[0], &state->keyssup);
+	}
 	state->first = ExecInitExtraTupleSlot(estate, desc, &TTSOpsMinimalTuple);
 	state->ahead = ExecInitExtraTupleSlot(estate, desc, &TTSOpsMinimalTuple);
 	state->sorted = ExecInitExtraTupleSlot(estate, desc, &TTSOpsMinimalTuple);
-	state->phase = SNS_READ_GROUP;
+	state->phase = state->passthrough ? SNS_PASS_THROUGH : SNS_READ_GROUP;
 }
 
 /*
@@ -568,6 +617,64 @@ SimhashNearestSortReturn(CustomScanState *node, TupleTableSlot *row)
 	return ExecProject(proj);
 }
 
+/*
+ * The next row when the index returns ties in key order: each row goes
+ * through, after a check of that order (a wrong answer must not pass
+ * silently).  Rows with a NULL distance come last and are not ordered by
+ * the index: the first of them starts a group that is read and sorted as
+ * usual.  Returns NULL when the node must go on reading groups.
+ */
+static TupleTableSlot *
+SimhashNearestSortPassThrough(CustomScanState *node, bool *done)
+{
+	SimhashNearestSortState *state = (SimhashNearestSortState *) node;
+	TupleTableSlot *slot;
+	int32		dist;
+	bool		isnull;
+	Datum		key;
+	bool		keynull;
+
+	*done = false;
+	slot = SimhashNearestSortFetch(state, &dist, &isnull);
+	if (slot == NULL)
+	{
+		*done = true;
+		return NULL;
+	}
+
+	if (isnull)
+	{
+		/* the NULL group: read and sorted by the group code, this row first */
+		ExecCopySlot(state->ahead, slot);
+		state->have_ahead = true;
+		state->ahead_dist = 0;
+		state->ahead_null = true;
+		state->phase = SNS_READ_GROUP;
+		return NULL;
+	}
+
+	key = slot_getattr(slot, state->attnos[0], &keynull);
+	if (state->have_last &&
+		(dist < state->last_dist ||
+		 (dist == state->last_dist && state->have_prevkey &&
+		  ApplySortComparator(key, keynull, state->prevkey, state->prevkey_null,
+							  &state->keyssup) < 0)))
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("simhash index \"%s\" returned rows out of the order of its included column",
+						RelationGetRelationName(state->knn->iss_RelationDesc)),
+				 errdetail("The included values stored in the index differ from the rows' values."),
+				 errhint("Please REINDEX it.")));
+	state->have_last = true;
+	state->last_null = false;
+	state->last_dist = dist;
+	state->have_prevkey = true;
+	state->prevkey = key;		/* by value (SimhashCheckIncludedColumns) */
+	state->prevkey_null = keynull;
+	state->nreturned++;
+	return SimhashNearestSortReturn(node, slot);
+}
+
 /* ExecCustomScan: the next row in the order of every sort key. */
 static TupleTableSlot *
 SimhashExecNearestSort(CustomScanState *node)
@@ -597,6 +704,17 @@ SimhashExecNearestSort(CustomScanState *node)
 				if (!SimhashNearestSortReadGroup(state))
 					return ExecClearTuple(node->ss.ps.ps_ResultTupleSlot);
 				break;
+			case SNS_PASS_THROUGH:
+				{
+					bool		done;
+					TupleTableSlot *slot = SimhashNearestSortPassThrough(node, &done);
+
+					if (done)
+						return ExecClearTuple(node->ss.ps.ps_ResultTupleSlot);
+					if (slot != NULL)
+						return slot;
+				}
+				break;
 		}
 	}
 }
@@ -621,7 +739,8 @@ SimhashRescanNearestSort(CustomScanState *node)
 
 	if (state->sort != NULL)
 		tuplesort_reset(state->sort);
-	state->phase = SNS_READ_GROUP;
+	state->phase = state->passthrough ? SNS_PASS_THROUGH : SNS_READ_GROUP;
+	state->have_prevkey = false;
 	state->nreturned = 0;
 	state->have_ahead = false;
 	state->child_done = false;
@@ -676,8 +795,12 @@ SimhashExplainNearestSort(CustomScanState *node, List *ancestors, ExplainState *
 		keys = lappend(keys, buf.data);
 	}
 	ExplainPropertyList("Sort Key", keys, es);
-	ExplainPropertyList("Presorted Key", list_make1(linitial(keys)), es);
-	if (es->analyze)
+	/* the index orders ties by the included column: every key is presorted */
+	ExplainPropertyList("Presorted Key",
+						intVal(list_nth(priv, SNS_PAYLOAD_FLAGS)) != 0 ? keys :
+						list_make1(linitial(keys)), es);
+	/* groups are read only without the index's order (or for NULL distances) */
+	if (es->analyze && (!state->passthrough || state->ngroups > 0))
 	{
 		ExplainPropertyInteger("Groups", NULL, state->ngroups, es);
 		ExplainPropertyInteger("Groups Sorted", NULL, state->nsorted, es);

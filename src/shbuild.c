@@ -35,9 +35,19 @@
 #define SIMHASH_PHASE_SORT		3
 #define SIMHASH_PHASE_WRITE		4
 
+/*
+ * The spools of a build.  An index with an included column spools each
+ * entry's payload as a second record with the same key; both spools sort
+ * the same set of unique keys, so they are read in step.  Whether the
+ * payload is NULL travels in the entry's record, in a bit above the 48 of
+ * the rest, so that the payload record can hold a whole Datum.
+ */
+#define SIMHASH_SPOOL_PAYLOAD_NULL	(UINT64CONST(1) << 63)
+
 typedef struct SimhashBuildState
 {
 	SimhashSpool *spool;
+	SimhashSpool *payloads;		/* key, payload Datum; NULL without one */
 	double		indtuples;		/* rows added to the spool */
 } SimhashBuildState;
 
@@ -85,18 +95,37 @@ SimhashBuildCallback(Relation index, ItemPointer tid, Datum *values,
 			 ItemPointerGetOffsetNumber(tid));
 
 	if (isnull[0])
-		SimhashSpoolAdd(bs->spool,
-						((uint64) SIMHASH_NULL_BAND << SIMHASH_TREE_SHIFT) |
-						SimhashMakeSortKey(0, tid), 0);
+	{
+		uint64		key = ((uint64) SIMHASH_NULL_BAND << SIMHASH_TREE_SHIFT) |
+			SimhashMakeSortKey(0, tid);
+
+		if (bs->payloads)
+		{
+			SimhashSpoolAdd(bs->spool, key, isnull[1] ? SIMHASH_SPOOL_PAYLOAD_NULL : 0);
+			SimhashSpoolAdd(bs->payloads, key, isnull[1] ? 0 : (uint64) values[1]);
+		}
+		else
+			SimhashSpoolAdd(bs->spool, key, 0);
+	}
 	else
 	{
 		uint64		fp = DatumGetSimhash64(values[0]);
 
 		for (int band = 0; band < SIMHASH_NBANDS; band++)
-			SimhashSpoolAdd(bs->spool,
-							((uint64) band << SIMHASH_TREE_SHIFT) |
-							SimhashMakeSortKey(SimhashBlock(fp, band), tid),
-							SimhashRestOf(fp, band));
+		{
+			uint64		key = ((uint64) band << SIMHASH_TREE_SHIFT) |
+				SimhashMakeSortKey(SimhashBlock(fp, band), tid);
+			uint64		rest = SimhashRestOf(fp, band);
+
+			if (bs->payloads)
+			{
+				SimhashSpoolAdd(bs->spool, key,
+								rest | (isnull[1] ? SIMHASH_SPOOL_PAYLOAD_NULL : 0));
+				SimhashSpoolAdd(bs->payloads, key, isnull[1] ? 0 : (uint64) values[1]);
+			}
+			else
+				SimhashSpoolAdd(bs->spool, key, rest);
+		}
 	}
 	bs->indtuples += 1;
 }
@@ -141,8 +170,8 @@ SimhashLevelNewPage(SimhashLevelWriter *w, SimhashSortKey low)
 	Buffer		buf = SimhashNewBuffer(w->index);
 	Page		page = BufferGetPage(buf);
 
-	SimhashInitPage(page, (w->level == 0 ? SIMHASH_LEAF : 0) | SIMHASH_RIGHTMOST,
-					w->level, w->band);
+	SimhashInitPage(page, (w->level == 0 ? SimhashLeafFlags(w->index) : 0) |
+					SIMHASH_RIGHTMOST, w->level, w->band);
 	if (BufferIsValid(w->buf))
 	{
 		SimhashPageOpaque prev = SimhashPageGetOpaque(BufferGetPage(w->buf));
@@ -214,16 +243,42 @@ SimhashWriteUpperLevels(Relation index, int band, SimhashLevelWriter *below,
 }
 
 /*
- * Write all five trees from the sorted spool and fill in the metapage.
+ * Next entry of the sorted spools (its tree in the top bits of rec->key);
+ * false when they are all read.
+ */
+static bool
+SimhashBuildNext(SimhashBuildState *bs, SimhashSpoolEntry *rec, SimhashEntry *e)
+{
+	SimhashSpoolEntry payload;
+
+	if (!SimhashSpoolNext(bs->spool, rec))
+		return false;
+	e->skey = rec->key & ((UINT64CONST(1) << SIMHASH_TREE_SHIFT) - 1);
+	e->rest = rec->rest & SIMHASH_REST_MASK;
+	e->payload = (Datum) 0;
+	e->payload_null = true;
+	if (bs->payloads)
+	{
+		if (!SimhashSpoolNext(bs->payloads, &payload) || payload.key != rec->key)
+			elog(ERROR, "simhash build spools are out of step");
+		e->payload_null = (rec->rest & SIMHASH_SPOOL_PAYLOAD_NULL) != 0;
+		e->payload = (Datum) payload.rest;
+	}
+	return true;
+}
+
+/*
+ * Write all five trees from the sorted spools and fill in the metapage.
  */
 static void
-SimhashWriteTrees(Relation index, SimhashSpool *spool, Buffer metabuf,
+SimhashWriteTrees(Relation index, SimhashBuildState *bs, Buffer metabuf,
 				  int fillfactor)
 {
 	Size		limit = SimhashLeafCapacity * fillfactor / 100;
 	SimhashMetaPageData *meta = SimhashPageGetMeta(BufferGetPage(metabuf));
 	SimhashSpoolEntry rec;
-	bool		have = SimhashSpoolNext(spool, &rec);
+	SimhashEntry e;
+	bool		have = SimhashBuildNext(bs, &rec, &e);
 	int64		done = 0;
 
 	for (int tree = 0; tree < SIMHASH_NTREES; tree++)
@@ -235,10 +290,6 @@ SimhashWriteTrees(Relation index, SimhashSpool *spool, Buffer metabuf,
 		SimhashLevelBegin(&leaves, index, tree, 0);
 		while (have && (int) (rec.key >> SIMHASH_TREE_SHIFT) == tree)
 		{
-			SimhashEntry e;
-
-			e.skey = rec.key & ((UINT64CONST(1) << SIMHASH_TREE_SHIFT) - 1);
-			e.rest = rec.rest;
 			if (!open || !SimhashLeafBuilderAdd(&builder, &e))
 			{
 				/* start the next leaf with this entry */
@@ -249,7 +300,7 @@ SimhashWriteTrees(Relation index, SimhashSpool *spool, Buffer metabuf,
 				SimhashLeafBuilderAdd(&builder, &e);
 				open = true;
 			}
-			have = SimhashSpoolNext(spool, &rec);
+			have = SimhashBuildNext(bs, &rec, &e);
 			if ((++done & 0xFFFF) == 0)
 			{
 				CHECK_FOR_INTERRUPTS();
@@ -287,6 +338,7 @@ shbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 	if (RelationGetNumberOfBlocks(index) != 0)
 		elog(ERROR, "index \"%s\" already contains data",
 			 RelationGetRelationName(index));
+	SimhashCheckIncludedColumns(index);
 
 	/*
 	 * An exclusion constraint checks each new row by scanning the index with
@@ -308,7 +360,17 @@ shbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 	SimhashInitMetaPage(BufferGetPage(metabuf), fillfactor);
 
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, SIMHASH_PHASE_SCAN);
-	bs.spool = SimhashSpoolBegin((Size) maintenance_work_mem * 1024);
+	if (SimhashIndexHasPayload(index))
+	{
+		/* the payloads' records take as much room as the entries' */
+		bs.spool = SimhashSpoolBegin((Size) maintenance_work_mem * 1024 / 2);
+		bs.payloads = SimhashSpoolBegin((Size) maintenance_work_mem * 1024 / 2);
+	}
+	else
+	{
+		bs.spool = SimhashSpoolBegin((Size) maintenance_work_mem * 1024);
+		bs.payloads = NULL;
+	}
 	bs.indtuples = 0;
 	reltuples = table_index_build_scan(heap, index, indexInfo, true, true,
 									   SimhashBuildCallback, (void *) &bs, NULL);
@@ -317,16 +379,22 @@ shbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 	if (SimhashSpoolNumRuns(bs.spool) > 0)
 		ereport(NOTICE,
 				(errmsg("simhash index entries did not fit into \"maintenance_work_mem\"; sorted %d runs on disk",
-						SimhashSpoolNumRuns(bs.spool)),
+						SimhashSpoolNumRuns(bs.spool) +
+						(bs.payloads ? SimhashSpoolNumRuns(bs.payloads) : 0)),
 				 errdetail("The index holds %.0f rows, four entries each.", bs.indtuples),
 				 errhint("Increase \"maintenance_work_mem\" to at least %d MB to build faster.",
-						 (int) (bs.indtuples * SIMHASH_NBANDS * 2 * sizeof(SimhashSpoolEntry) / (1024 * 1024)) + 1)));
+						 (int) (bs.indtuples * SIMHASH_NBANDS * 2 * sizeof(SimhashSpoolEntry) *
+								(bs.payloads ? 2 : 1) / (1024 * 1024)) + 1)));
 	SimhashSpoolSort(bs.spool);
+	if (bs.payloads)
+		SimhashSpoolSort(bs.payloads);
 
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, SIMHASH_PHASE_WRITE);
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_TOTAL, (int64) bs.indtuples);
-	SimhashWriteTrees(index, bs.spool, metabuf, fillfactor);
+	SimhashWriteTrees(index, &bs, metabuf, fillfactor);
 	SimhashSpoolEnd(bs.spool);
+	if (bs.payloads)
+		SimhashSpoolEnd(bs.payloads);
 
 	MarkBufferDirty(metabuf);
 	UnlockReleaseBuffer(metabuf);
@@ -356,6 +424,7 @@ shbuildempty(Relation index)
 	Page		page = (Page) palloc(BLCKSZ);
 	SimhashMetaPageData *meta;
 
+	SimhashCheckIncludedColumns(index);
 	for (BlockNumber blkno = 0; blkno <= SIMHASH_NTREES; blkno++)
 	{
 		if (blkno == SIMHASH_METAPAGE_BLKNO)
@@ -369,7 +438,7 @@ shbuildempty(Relation index)
 			}
 		}
 		else
-			SimhashInitPage(page, SIMHASH_LEAF | SIMHASH_RIGHTMOST, 0, blkno - 1);
+			SimhashInitPage(page, SimhashLeafFlags(index) | SIMHASH_RIGHTMOST, 0, blkno - 1);
 
 		/*
 		 * Write and WAL-log the page even with wal_level = minimal: recovery

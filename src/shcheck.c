@@ -58,7 +58,9 @@ typedef struct SimhashHeapRow
 {
 	uint64		tidkey;			/* hash key: block << 11 | offset */
 	uint64		fp;
+	Datum		payload;		/* the included column, if any */
 	bool		isnull;
+	bool		payload_null;
 	uint8		seen[SIMHASH_NTREES];	/* entries found per tree */
 } SimhashHeapRow;
 
@@ -85,15 +87,22 @@ SimhashCorrupt(Relation index, BlockNumber blkno, const char *what)
 			 errhint("Please REINDEX it.")));
 }
 
-/* Mix a (tree, TID, fingerprint) triple into 64 bits for the Bloom filter. */
+/*
+ * Mix a (tree, TID, fingerprint, payload) tuple into 64 bits for the Bloom
+ * filter; an index without an included column has a NULL payload.
+ */
 static inline uint64
-SimhashTripleHash(int tree, SimhashSortKey skey, uint64 fp)
+SimhashTripleHash(int tree, SimhashSortKey skey, uint64 fp, Datum payload,
+				  bool payload_null)
 {
 	uint64		tidbits = skey & ((UINT64CONST(1) << SIMHASH_KEY_SHIFT) - 1);
+	uint64		pbits = payload_null ? UINT64CONST(0x5BD1E995) :
+		hash_bytes_uint32_extended((uint32) payload, (uint64) payload >> 32);
 
 	return hash_bytes_uint32_extended((uint32) tidbits,
 									  fp ^ (tidbits >> 32) * UINT64CONST(0x9E3779B97F4A7C15) ^
-									  (uint64) (tree + 1) * UINT64CONST(0xC2B2AE3D27D4EB4F));
+									  (uint64) (tree + 1) * UINT64CONST(0xC2B2AE3D27D4EB4F) ^
+									  pbits * UINT64CONST(0x94D049BB133111EB));
 }
 
 /*
@@ -181,15 +190,18 @@ SimhashTidKey(SimhashSortKey skey)
 /*
  * heapallindexed: account for one index entry.  In Bloom mode remember it;
  * in exact mode, an entry of a visible row must carry that row's
- * fingerprint (or be in the NULL tree for a NULL one), and is counted.
+ * fingerprint (or be in the NULL tree for a NULL one) and included value,
+ * and is counted.
  */
 static void
-SimhashCheckEntry(SimhashCheckState *cs, int tree, SimhashSortKey skey, uint64 fp,
+SimhashCheckEntry(SimhashCheckState *cs, int tree, const SimhashEntry *e, uint64 fp,
 				  BlockNumber blkno)
 {
+	SimhashSortKey skey = e->skey;
+
 	if (cs->filter)
 	{
-		uint64		h = SimhashTripleHash(tree, skey, fp);
+		uint64		h = SimhashTripleHash(tree, skey, fp, e->payload, e->payload_null);
 
 		bloom_add_element(cs->filter, (unsigned char *) &h, sizeof(h));
 	}
@@ -209,6 +221,12 @@ SimhashCheckEntry(SimhashCheckState *cs, int tree, SimhashSortKey skey, uint64 f
 									tree, ItemPointerGetBlockNumber(&tid),
 									ItemPointerGetOffsetNumber(&tid), fp,
 									row->isnull ? "NULL" : psprintf("%016" INT64_MODIFIER "x", row->fp)));
+		if (e->payload_null != row->payload_null ||
+			(!row->payload_null && e->payload != row->payload))
+			SimhashCorrupt(cs->index, blkno,
+						   psprintf("The entry of tree %d for row (%u,%u) carries another value of the included column than the row.",
+									tree, ItemPointerGetBlockNumber(&tid),
+									ItemPointerGetOffsetNumber(&tid)));
 		if (row->seen[tree] < 255)
 			row->seen[tree]++;
 	}
@@ -268,6 +286,10 @@ SimhashWalkLeaf(Relation index, int tree, BlockNumber blkno, Page page,
 	SimhashSortKey prev = 0;
 	int			k = 0;
 
+	if (check && ((op->flags & SIMHASH_PAYLOAD) != 0) != SimhashIndexHasPayload(index))
+		SimhashCorrupt(index, blkno,
+					   "The leaf's entries do not match the index's included columns.");
+
 	/* the sorted area alone must decode in strictly increasing order */
 	SimhashLeafCursorSeek(&cur, page, 0);
 	while (SimhashLeafCursorNextSorted(&cur, &e))
@@ -299,7 +321,7 @@ SimhashWalkLeaf(Relation index, int tree, BlockNumber blkno, Page page,
 			(SimhashSortKeyKey(entries[i].skey) != 0 || entries[i].rest != 0))
 			SimhashCorrupt(index, blkno, "A NULL entry has a fingerprint.");
 		if (cs)
-			SimhashCheckEntry(cs, tree, entries[i].skey, fp, blkno);
+			SimhashCheckEntry(cs, tree, &entries[i], fp, blkno);
 		if (sum->keycounts)
 			sum->keycounts[SimhashSortKeyKey(entries[i].skey)]++;
 	}
@@ -439,6 +461,8 @@ SimhashCheckHeapCallback(Relation index, ItemPointer tid, Datum *values,
 	SimhashCheckState *cs = (SimhashCheckState *) state;
 	SimhashSortKey skey = SimhashMakeSortKey(0, tid);
 	uint64		fp = isnull[0] ? 0 : DatumGetSimhash64(values[0]);
+	bool		payload_null = !SimhashIndexHasPayload(index) || isnull[1];
+	Datum		payload = payload_null ? (Datum) 0 : values[1];
 	bool		lacking = false;
 
 	cs->heaptuples++;
@@ -450,12 +474,14 @@ SimhashCheckHeapCallback(Relation index, ItemPointer tid, Datum *values,
 
 		row->fp = fp;
 		row->isnull = isnull[0];
+		row->payload = payload;
+		row->payload_null = payload_null;
 		memset(row->seen, 0, sizeof(row->seen));
 		return;
 	}
 	if (isnull[0])
 	{
-		uint64		h = SimhashTripleHash(SIMHASH_NULL_BAND, skey, 0);
+		uint64		h = SimhashTripleHash(SIMHASH_NULL_BAND, skey, 0, payload, payload_null);
 
 		lacking = bloom_lacks_element(cs->filter, (unsigned char *) &h, sizeof(h));
 	}
@@ -463,7 +489,7 @@ SimhashCheckHeapCallback(Relation index, ItemPointer tid, Datum *values,
 	{
 		for (int band = 0; band < SIMHASH_NBANDS && !lacking; band++)
 		{
-			uint64		h = SimhashTripleHash(band, skey, fp);
+			uint64		h = SimhashTripleHash(band, skey, fp, payload, payload_null);
 
 			lacking = bloom_lacks_element(cs->filter, (unsigned char *) &h, sizeof(h));
 		}

@@ -43,11 +43,18 @@
 
 typedef uint64 SimhashSortKey;
 
-/* One index entry, decoded */
+/*
+ * One index entry, decoded.  An index with an included column ("INCLUDE
+ * (id)") stores that column's value in every entry: the payload, a Datum of
+ * a fixed-length type passed by value.  Entries of indexes without one have
+ * payload_null set.
+ */
 typedef struct SimhashEntry
 {
 	SimhashSortKey skey;		/* key << 43 | block << 11 | offset */
 	uint64		rest;			/* the other 48 bits of the fingerprint */
+	Datum		payload;		/* the included column, 0 if NULL */
+	bool		payload_null;
 } SimhashEntry;
 
 static inline SimhashSortKey
@@ -125,6 +132,9 @@ SimhashFingerprintOf(uint16 key, uint64 rest, int band)
 #define SIMHASH_META			(1 << 0)	/* the metapage */
 #define SIMHASH_LEAF			(1 << 1)	/* tree leaf (level 0) */
 #define SIMHASH_RIGHTMOST		(1 << 2)	/* no right sibling; high key is +inf */
+#define SIMHASH_PAYLOAD			(1 << 3)	/* leaf: entries carry the included
+											 * column (src/README, "Included
+											 * columns") */
 
 /*
  * Special space of every page.  "high" is the exclusive upper bound of the
@@ -176,6 +186,15 @@ typedef struct SimhashMetaPageData
 #define SIMHASH_MAX_APPEND		96	/* rewrite the page beyond this */
 #define SIMHASH_MAX_ENCODED_ENTRY 15	/* varint (9) + rest (6) */
 #define SIMHASH_MIN_ENCODED_ENTRY 7		/* varint delta (1) + rest (6) */
+/*
+ * On SIMHASH_PAYLOAD leaves each entry carries the included value after its
+ * rest: in the append area a null byte and the Datum (SIMHASH_PAYLOAD_SIZE);
+ * in the sorted area a varint of the zigzagged Datum, 1 to 10 bytes, and a
+ * NULL as the two bytes 0x80 0x00, which no value encodes to.
+ */
+#define SIMHASH_PAYLOAD_SIZE	(1 + sizeof(Datum))
+#define SIMHASH_MIN_SORTED_PAYLOAD	1
+#define SIMHASH_MAX_SORTED_PAYLOAD	10
 /* the most entries one leaf page can hold, sorted area and append area */
 #define SIMHASH_MAX_LEAF_ENTRIES (BLCKSZ / SIMHASH_MIN_ENCODED_ENTRY + SIMHASH_MAX_APPEND)
 
@@ -249,6 +268,7 @@ extern int	SimhashLeafFill(Page page, const SimhashEntry *entries, int n,
 typedef struct SimhashLeafBuilder
 {
 	Page		page;
+	bool		payload;		/* entries carry the included value */
 	char	   *start;			/* start of the sorted area */
 	char	   *pos;			/* where the next entry goes */
 	Size		limit;			/* bytes available, restarts included */
@@ -269,6 +289,9 @@ extern int	SimhashLeafAppendCount(Page page);
 typedef struct SimhashLeafCursor
 {
 	Page		page;
+	int			payload_size;	/* bytes of a raw entry's payload: 0 or
+								 * SIMHASH_PAYLOAD_SIZE (a varint in the
+								 * sorted area) */
 	const char *pos;			/* next encoded byte in the sorted area */
 	const char *end;			/* end of the sorted area */
 	SimhashSortKey prev;		/* previous sort key (delta base) */
@@ -297,6 +320,9 @@ SimhashGetVarint(const char **p)
 		i++;
 		v |= (uint64) (s[i] & 0x7F) << (7 * i);
 	}
+	/* sort keys are below 2^59: nine bytes at most */
+	if (unlikely(i == 9))
+		SimhashLeafCorrupt("A sort key is encoded in more than nine bytes.");
 	*p = (const char *) s + i + 1;
 	return v;
 }
@@ -309,6 +335,99 @@ SimhashGetRest(const char *p)
 
 	return (uint64) s[0] | ((uint64) s[1] << 8) | ((uint64) s[2] << 16) |
 		((uint64) s[3] << 24) | ((uint64) s[4] << 32) | ((uint64) s[5] << 40);
+}
+
+/* Bytes of payload per entry on a leaf: SIMHASH_PAYLOAD_SIZE or 0. */
+static inline int
+SimhashLeafPayloadSize(Page page)
+{
+	return (SimhashPageGetOpaque(page)->flags & SIMHASH_PAYLOAD) ?
+		(int) SIMHASH_PAYLOAD_SIZE : 0;
+}
+
+/* Store an entry's payload (SIMHASH_PAYLOAD_SIZE bytes). */
+static inline void
+SimhashPutPayload(char *p, const SimhashEntry *e)
+{
+	Datum		value = e->payload_null ? (Datum) 0 : e->payload;
+
+	p[0] = e->payload_null ? 1 : 0;
+	memcpy(p + 1, &value, sizeof(Datum));
+}
+
+/* A Datum as a varint-friendly unsigned number: small magnitudes stay small. */
+static inline uint64
+SimhashZigzag(Datum d)
+{
+	int64		v = (int64) d;
+
+	return ((uint64) v << 1) ^ (uint64) (v >> 63);
+}
+
+/* The inverse of SimhashZigzag. */
+static inline Datum
+SimhashUnzigzag(uint64 z)
+{
+	return (Datum) ((z >> 1) ^ (~(z & 1) + 1));
+}
+
+/*
+ * Load a sorted-area payload at *p (a varint, or 0x80 0x00 for NULL);
+ * advances *p.  Rejects every other encoding no writer produces: a varint
+ * with a trailing zero byte, or one longer than a 64-bit value needs.  The
+ * caller checks that *p stays within the sorted area.
+ */
+static inline void
+SimhashGetSortedPayload(const char **p, SimhashEntry *e)
+{
+	const unsigned char *s = (const unsigned char *) *p;
+	uint64		z = s[0] & 0x7F;
+	int			i = 0;
+
+	if (likely(s[0] < 0x80))
+	{
+		*p += 1;
+		e->payload = SimhashUnzigzag(z);
+		e->payload_null = false;
+		return;
+	}
+	while ((s[i] & 0x80) && i < 9)
+	{
+		i++;
+		z |= (uint64) (s[i] & 0x7F) << (7 * i);
+	}
+	*p = (const char *) s + i + 1;
+	/* the tenth byte holds the 64th bit alone, and ends the varint */
+	if (unlikely(i == 9 && s[9] > 1))
+		SimhashLeafCorrupt("An entry's included value is not encoded canonically.");
+	if (s[i] == 0)
+	{
+		if (unlikely(i != 1 || s[0] != 0x80))
+			SimhashLeafCorrupt("An entry's included value is not encoded canonically.");
+		e->payload = (Datum) 0;
+		e->payload_null = true;
+		return;
+	}
+	e->payload = SimhashUnzigzag(z);
+	e->payload_null = false;
+}
+
+/* Load an entry's raw payload from p, or mark it absent if size is 0. */
+static inline void
+SimhashGetPayload(const char *p, int size, SimhashEntry *e)
+{
+	if (size == 0)
+	{
+		e->payload = (Datum) 0;
+		e->payload_null = true;
+		return;
+	}
+	if (unlikely(p[0] != 0 && p[0] != 1))
+		SimhashLeafCorrupt("An entry's payload has an invalid null flag.");
+	e->payload_null = (p[0] != 0);
+	memcpy(&e->payload, p + 1, sizeof(Datum));
+	if (unlikely(e->payload_null && e->payload != 0))
+		SimhashLeafCorrupt("A NULL payload has a value.");
 }
 
 /*
@@ -326,7 +445,7 @@ SimhashLeafCursorNextSorted(SimhashLeafCursor *cur, SimhashEntry *e)
 		return false;
 	index = cur->nsorted - cur->nsorted_left;
 	delta = SimhashGetVarint(&cur->pos);
-	if (cur->pos + 6 > cur->end)
+	if (cur->pos + 6 + (cur->payload_size > 0 ? SIMHASH_MIN_SORTED_PAYLOAD : 0) > cur->end)
 		SimhashLeafCorrupt("The sorted area ends inside an entry.");
 	delta = (index % SIMHASH_RESTART_INTERVAL == 0) ? delta : cur->prev + delta;
 
@@ -341,12 +460,24 @@ SimhashLeafCursorNextSorted(SimhashLeafCursor *cur, SimhashEntry *e)
 	e->skey = cur->prev;
 	e->rest = SimhashGetRest(cur->pos);
 	cur->pos += 6;
+	if (cur->payload_size > 0)
+	{
+		SimhashGetSortedPayload(&cur->pos, e);
+		if (unlikely(cur->pos > cur->end))
+			SimhashLeafCorrupt("The sorted area ends inside an entry.");
+	}
+	else
+		SimhashGetPayload(NULL, 0, e);
 	cur->nsorted_left--;
 	return true;
 }
 
-/* shutils.c: buffers and the metapage */
+/* shutils.c: buffers, the metapage and included columns */
 extern Buffer SimhashNewBuffer(Relation index);
+extern bool SimhashIndexHasPayload(Relation index);
+extern uint16 SimhashLeafFlags(Relation index);
+extern void SimhashCheckLeafPayload(Relation index, Buffer buf);
+extern void SimhashCheckIncludedColumns(Relation index);
 extern void SimhashReadRoots(Relation index, BlockNumber *roots, uint16 *levels);
 extern SimhashOptions *SimhashGetOptions(Relation index);
 extern int	SimhashGetFillfactor(Relation index);
@@ -474,6 +605,23 @@ extern bool SimhashKeyCacheSearch(SimhashKeyCache *cache, Relation index, uint64
 								  int radius, SimhashFoundCallback found, void *arg);
 extern void SimhashKeyCacheForget(SimhashKeyCache *cache, Relation index, uint64 fp);
 extern void SimhashInstallKeyCache(void);
+
+/*
+ * Flags of the ORDER BY scan key, in the bits skey.h leaves to access
+ * methods: the nearest sort node (nearestsort.c) sets them to have each
+ * distance returned in the order of the index's included column, by the
+ * default btree order of its type (src/README, "Included columns").
+ */
+#define SIMHASH_SK_PAYLOAD_ORDER		0x00010000
+#define SIMHASH_SK_PAYLOAD_DESC			0x00020000
+#define SIMHASH_SK_PAYLOAD_NULLS_FIRST	0x00040000
+/*
+ * And, in the 12 bits above them, how many rows the caller expects to take
+ * (a hint, 0 if unknown or more than SIMHASH_SK_WANTED_MAX): the distance
+ * that completes them is settled by the lean one-distance read.
+ */
+#define SIMHASH_SK_WANTED_SHIFT			19
+#define SIMHASH_SK_WANTED_MAX			4095
 
 /* shknn.c: asked by the nearest sort node */
 extern bool SimhashKnnReturnedWithin(IndexScanDesc scan, int dist, bool last);

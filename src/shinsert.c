@@ -37,9 +37,11 @@
 typedef struct SimhashPendingRow
 {
 	uint64		fp;
+	Datum		payload;		/* the included column, if the index has one */
 	SubTransactionId subxid;	/* the subtransaction that inserted it */
 	ItemPointerData tid;
 	bool		isnull;
+	bool		payload_null;
 	bool		ours;			/* a tuple this transaction inserted */
 } SimhashPendingRow;
 
@@ -230,6 +232,7 @@ SimhashWritePending(Relation index, SimhashPendingGroup *p)
 											  ALLOCSET_DEFAULT_SIZES);
 	MemoryContext old = MemoryContextSwitchTo(tmp);
 	int			n = p->nrows;
+	bool		payload = SimhashIndexHasPayload(index);
 	SimhashSpoolEntry *recs = MemoryContextAllocHuge(tmp, sizeof(SimhashSpoolEntry) * n);
 	SimhashSpoolEntry *scratch = MemoryContextAllocHuge(tmp, sizeof(SimhashSpoolEntry) * n);
 	SimhashEntry *entries = MemoryContextAllocHuge(tmp, sizeof(SimhashEntry) * n);
@@ -250,16 +253,13 @@ SimhashWritePending(Relation index, SimhashPendingGroup *p)
 
 			if (r->isnull != (tree == SIMHASH_NULL_BAND))
 				continue;
-			if (r->isnull)
-			{
-				recs[m].key = SimhashMakeSortKey(0, &r->tid);
-				recs[m].rest = 0;
-			}
+			recs[m].key = SimhashMakeSortKey(r->isnull ? 0 : SimhashBlock(r->fp, tree),
+											 &r->tid);
+			/* with a payload, sort row numbers and look the row up after */
+			if (payload)
+				recs[m].rest = (uint64) i;
 			else
-			{
-				recs[m].key = SimhashMakeSortKey(SimhashBlock(r->fp, tree), &r->tid);
-				recs[m].rest = SimhashRestOf(r->fp, tree);
-			}
+				recs[m].rest = r->isnull ? 0 : SimhashRestOf(r->fp, tree);
 			m++;
 		}
 		if (m == 0)
@@ -268,7 +268,20 @@ SimhashWritePending(Relation index, SimhashPendingGroup *p)
 		for (int i = 0; i < m; i++)
 		{
 			entries[i].skey = recs[i].key;
-			entries[i].rest = recs[i].rest;
+			if (payload)
+			{
+				SimhashPendingRow *r = &p->rows[recs[i].rest];
+
+				entries[i].rest = r->isnull ? 0 : SimhashRestOf(r->fp, tree);
+				entries[i].payload = r->payload;
+				entries[i].payload_null = r->payload_null;
+			}
+			else
+			{
+				entries[i].rest = recs[i].rest;
+				entries[i].payload = (Datum) 0;
+				entries[i].payload_null = true;
+			}
 		}
 		SimhashInsertSorted(index, tree, entries, m, retry);
 	}
@@ -756,6 +769,9 @@ shinsert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 	row = &g->rows[g->nrows++];
 	row->isnull = isnull[0];
 	row->fp = isnull[0] ? 0 : DatumGetSimhash64(values[0]);
+	/* by value and fixed-length (SimhashCheckIncludedColumns): the Datum is it */
+	row->payload_null = !SimhashIndexHasPayload(index) || isnull[1];
+	row->payload = row->payload_null ? (Datum) 0 : values[1];
 	row->tid = *ht_ctid;
 	row->subxid = GetCurrentSubTransactionId();
 	/* CREATE INDEX CONCURRENTLY's validation adds other transactions' rows */

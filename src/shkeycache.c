@@ -306,6 +306,8 @@ SimhashKeyCacheRun(SimhashKeyCache *cache, Relation index, uint64 *node,
 	{
 		view.fps = &so->batch[0].rest;
 		view.skeys = &so->batch[0].skey;
+		StaticAssertStmt(sizeof(SimhashEntry) % sizeof(uint64) == 0,
+						 "the view steps through SimhashEntry in uint64 units");
 		view.stride = sizeof(SimhashEntry) / sizeof(uint64);
 		return view;
 	}

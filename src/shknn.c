@@ -19,6 +19,7 @@
 
 #include "miscadmin.h"
 #include "utils/memutils.h"
+#include "utils/sortsupport.h"
 
 #include "shscan.h"
 
@@ -114,9 +115,50 @@ SimhashKnnExpand(IndexScanDesc scan)
 	so->nextband = (band + 1) % SIMHASH_NBANDS;
 }
 
+/* qsort_arg comparator: hits by included column, then by TID. */
+static int
+SimhashHitPayloadCompare(const void *a, const void *b, void *arg)
+{
+	const SimhashHit *ha = (const SimhashHit *) a;
+	const SimhashHit *hb = (const SimhashHit *) b;
+	int			c = ApplySortComparator(ha->payload, ha->payload_null,
+										hb->payload, hb->payload_null,
+										(SortSupport) arg);
+
+	if (c != 0)
+		return c;
+	return ItemPointerCompare((ItemPointer) &ha->tid, (ItemPointer) &hb->tid);
+}
+
 /*
- * Next match of a nearest-neighbour or sorted scan, in distance order;
- * false at the end.
+ * Grow the search so that distance "dist" is settled, for a scan returning
+ * each distance in payload order.  When "dist" is expected to complete the
+ * rows the caller wants, settle it with the lean read that keeps only
+ * entries at that one distance, as SimhashKnnReturnedWithin does for the
+ * nearest sort's last group; otherwise grow by one ring.
+ */
+static void
+SimhashKnnSettleFor(IndexScanDesc scan, int dist)
+{
+	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
+	int			band;
+	int			r;
+
+	if (so->wanted > 0 && so->emitted + so->buckets[dist].n >= so->wanted &&
+		dist == SimhashKnnRingSettled(so) + 1 && dist <= so->emitlimit &&
+		SimhashKnnNextRing(so, &band, &r))
+	{
+		SimhashKnnProbeRing(scan, band, r, dist);
+		so->certified = dist;
+		so->settled = dist;
+	}
+	else
+		SimhashKnnExpand(scan);
+}
+
+/*
+ * Next match of a nearest-neighbour or sorted scan, in distance order (and
+ * within a distance in payload order, if asked); false at the end.
  */
 bool
 SimhashOrderedNext(IndexScanDesc scan, SimhashHit *hit)
@@ -129,17 +171,28 @@ SimhashOrderedNext(IndexScanDesc scan, SimhashHit *hit)
 		 * Every entry within "settled" has been found, so every entry not
 		 * yet found is at least one bit farther: the found entries at
 		 * settled + 1 may go out too.  That bucket can still grow, so the
-		 * scan moves past a bucket only once it is settled.
+		 * scan moves past a bucket only once it is settled.  In payload
+		 * order a bucket goes out only once it is complete, sorted.
 		 */
-		int			stop = Min(so->settled + 1, so->emitlimit);
+		int			stop = Min(so->payload_order ? so->settled : so->settled + 1,
+							   so->emitlimit);
 
 		while (so->emitdist <= stop)
 		{
 			SimhashHitList *b = &so->buckets[so->emitdist];
 
+			if (so->payload_order && !so->bucket_sorted[so->emitdist])
+			{
+				Assert(so->emitdist <= so->settled);
+				if (b->n - b->pos > 1)
+					qsort_arg(b->items + b->pos, b->n - b->pos, sizeof(SimhashHit),
+							  SimhashHitPayloadCompare, &so->payload_ssup);
+				so->bucket_sorted[so->emitdist] = true;
+			}
 			if (b->pos < b->n)
 			{
 				*hit = b->items[b->pos++];
+				so->emitted++;
 				return true;
 			}
 			if (so->emitdist > so->settled)
@@ -178,17 +231,19 @@ SimhashOrderedNext(IndexScanDesc scan, SimhashHit *hit)
 				{
 					SimhashHit *h = &so->hits.items[i];
 
-					SimhashHitAddTid(so, &so->buckets[h->dist], &h->tid, h->fp,
-									 h->isnull, h->dist);
+					SimhashHitAddCopy(so, &so->buckets[h->dist], h);
 				}
 			}
 			so->hits.n = so->hits.pos = 0;
 			so->settled = SIMHASH_BITS;
 		}
+		else if (so->payload_order)
+			SimhashKnnSettleFor(scan, so->emitdist);
 		else
 			SimhashKnnExpand(scan);
 	}
 }
+
 
 /*
  * Has this nearest-neighbour scan returned every entry at distance <= dist?

@@ -49,6 +49,26 @@ SimhashVarintLength(uint64 v)
 	return n;
 }
 
+/* Length of an entry's sorted-area payload (see SimhashGetSortedPayload). */
+static inline int
+SimhashSortedPayloadLength(const SimhashEntry *e)
+{
+	return e->payload_null ? 2 : SimhashVarintLength(SimhashZigzag(e->payload));
+}
+
+/* Store an entry's sorted-area payload; returns its length. */
+static inline int
+SimhashPutSortedPayload(char *p, const SimhashEntry *e)
+{
+	if (e->payload_null)
+	{
+		p[0] = (char) 0x80;
+		p[1] = 0;
+		return 2;
+	}
+	return SimhashPutVarint(p, SimhashZigzag(e->payload));
+}
+
 /* Store the 48-bit rest in 6 bytes. */
 static inline void
 SimhashPutRest(char *p, uint64 rest)
@@ -123,13 +143,20 @@ SimhashCheckMetaPage(Relation index, Page page)
 				 errhint("Please REINDEX it.")));
 }
 
+/* Size of one raw entry of a leaf's append area. */
+static inline Size
+SimhashLeafRawEntrySize(Page page)
+{
+	return SIMHASH_RAW_ENTRY_SIZE + SimhashLeafPayloadSize(page);
+}
+
 /* Number of raw entries in a leaf's append area. */
 int
 SimhashLeafAppendCount(Page page)
 {
 	SimhashPageOpaque opaque = SimhashPageGetOpaque(page);
 
-	return (((PageHeader) page)->pd_lower - opaque->sorted_end) / SIMHASH_RAW_ENTRY_SIZE;
+	return (((PageHeader) page)->pd_lower - opaque->sorted_end) / SimhashLeafRawEntrySize(page);
 }
 
 /* Number of entries on a leaf. */
@@ -171,6 +198,7 @@ SimhashLeafDecode(Page page, SimhashEntry *out)
 	SimhashSortKey prev = 0;
 	int			nsorted = opaque->nsorted;
 	int			nappend = SimhashLeafAppendCount(page);
+	int			payload_size = SimhashLeafPayloadSize(page);
 	SimhashEntry *appended;
 	int			i,
 				j,
@@ -181,12 +209,20 @@ SimhashLeafDecode(Page page, SimhashEntry *out)
 	{
 		uint64		delta = SimhashGetVarint(&p);
 
-		if (p + 6 > end)
+		if (p + 6 + (payload_size > 0 ? SIMHASH_MIN_SORTED_PAYLOAD : 0) > end)
 			SimhashLeafCorrupt("The sorted area ends inside an entry.");
 		prev = (i % SIMHASH_RESTART_INTERVAL == 0) ? delta : prev + delta;
 		out[i].skey = prev;
 		out[i].rest = SimhashGetRest(p);
 		p += 6;
+		if (payload_size > 0)
+		{
+			SimhashGetSortedPayload(&p, &out[i]);
+			if (p > end)
+				SimhashLeafCorrupt("The sorted area ends inside an entry.");
+		}
+		else
+			SimhashGetPayload(NULL, 0, &out[i]);
 	}
 	if (p != end)
 		SimhashLeafCorrupt("The sorted area does not decode to its recorded size.");
@@ -199,7 +235,8 @@ SimhashLeafDecode(Page page, SimhashEntry *out)
 	{
 		memcpy(&appended[k].skey, p, sizeof(uint64));
 		appended[k].rest = SimhashGetRest(p + sizeof(uint64));
-		p += SIMHASH_RAW_ENTRY_SIZE;
+		SimhashGetPayload(p + SIMHASH_RAW_ENTRY_SIZE, payload_size, &appended[k]);
+		p += SIMHASH_RAW_ENTRY_SIZE + payload_size;
 	}
 	qsort(appended, nappend, sizeof(SimhashEntry), SimhashEntryCompare);
 	i = nsorted - 1;
@@ -230,6 +267,7 @@ SimhashLeafBuilderBegin(SimhashLeafBuilder *b, Page page, Size limit)
 {
 	Assert(limit <= SimhashLeafCapacity);
 	b->page = page;
+	b->payload = SimhashLeafPayloadSize(page) > 0;
 	b->start = PageGetContents(page);
 	b->pos = b->start;
 	b->limit = limit;
@@ -247,7 +285,9 @@ SimhashLeafBuilderAdd(SimhashLeafBuilder *b, const SimhashEntry *e)
 {
 	bool		restart = (b->count % SIMHASH_RESTART_INTERVAL == 0);
 	uint64		delta = restart ? e->skey : e->skey - b->prev;
-	Size		need = SimhashVarintLength(delta) + 6 + (restart ? sizeof(uint16) : 0);
+	Size		need = SimhashVarintLength(delta) + 6 +
+		(b->payload ? SimhashSortedPayloadLength(e) : 0) +
+		(restart ? sizeof(uint16) : 0);
 
 	Assert(b->count == 0 || e->skey > b->prev);
 	if (b->count > 0 &&
@@ -258,6 +298,8 @@ SimhashLeafBuilderAdd(SimhashLeafBuilder *b, const SimhashEntry *e)
 	b->pos += SimhashPutVarint(b->pos, delta);
 	SimhashPutRest(b->pos, e->rest);
 	b->pos += 6;
+	if (b->payload)
+		b->pos += SimhashPutSortedPayload(b->pos, e);
 	b->prev = e->skey;
 	b->count++;
 	return true;
@@ -305,17 +347,20 @@ bool
 SimhashLeafAppend(Page page, const SimhashEntry *entries, int n)
 {
 	PageHeader	ph = (PageHeader) page;
+	Size		raw = SimhashLeafRawEntrySize(page);
 	char	   *p;
 
 	if (SimhashLeafAppendCount(page) + n > SIMHASH_MAX_APPEND ||
-		ph->pd_lower + (Size) n * SIMHASH_RAW_ENTRY_SIZE > ph->pd_upper)
+		ph->pd_lower + (Size) n * raw > ph->pd_upper)
 		return false;
 	p = (char *) page + ph->pd_lower;
 	for (int i = 0; i < n; i++)
 	{
 		memcpy(p, &entries[i].skey, sizeof(uint64));
 		SimhashPutRest(p + sizeof(uint64), entries[i].rest);
-		p += SIMHASH_RAW_ENTRY_SIZE;
+		if (raw > SIMHASH_RAW_ENTRY_SIZE)
+			SimhashPutPayload(p + SIMHASH_RAW_ENTRY_SIZE, &entries[i]);
+		p += raw;
 	}
 	ph->pd_lower = p - (char *) page;
 	return true;
@@ -346,6 +391,7 @@ SimhashCheckLeafLayout(Page page)
 	SimhashPageOpaque opaque;
 	Size		start = MAXALIGN(SizeOfPageHeaderData);
 	Size		sorted_bytes;
+	Size		payload_size;
 	int			nrestarts;
 	const uint16 *restarts;
 
@@ -356,12 +402,15 @@ SimhashCheckLeafLayout(Page page)
 		ph->pd_lower > ph->pd_upper || ph->pd_upper > ph->pd_special ||
 		ph->pd_special > BLCKSZ)
 		SimhashLeafCorrupt("The page's areas overlap.");
-	if ((ph->pd_lower - opaque->sorted_end) % SIMHASH_RAW_ENTRY_SIZE != 0 ||
+	payload_size = SimhashLeafPayloadSize(page);
+	if ((ph->pd_lower - opaque->sorted_end) % (SIMHASH_RAW_ENTRY_SIZE + payload_size) != 0 ||
 		SimhashLeafAppendCount(page) > SIMHASH_MAX_APPEND)
 		SimhashLeafCorrupt("The append area is not a whole number of entries, or too long.");
 	sorted_bytes = opaque->sorted_end - start;
-	if (sorted_bytes < (Size) opaque->nsorted * SIMHASH_MIN_ENCODED_ENTRY ||
-		sorted_bytes > (Size) opaque->nsorted * SIMHASH_MAX_ENCODED_ENTRY)
+	if (sorted_bytes < (Size) opaque->nsorted *
+		(SIMHASH_MIN_ENCODED_ENTRY + (payload_size > 0 ? SIMHASH_MIN_SORTED_PAYLOAD : 0)) ||
+		sorted_bytes > (Size) opaque->nsorted *
+		(SIMHASH_MAX_ENCODED_ENTRY + (payload_size > 0 ? SIMHASH_MAX_SORTED_PAYLOAD : 0)))
 		SimhashLeafCorrupt("The sorted area's size does not fit its entry count.");
 	nrestarts = (ph->pd_special - ph->pd_upper) / sizeof(uint16);
 	if (nrestarts != (opaque->nsorted + SIMHASH_RESTART_INTERVAL - 1) / SIMHASH_RESTART_INTERVAL)
@@ -408,6 +457,7 @@ SimhashLeafCursorSeek(SimhashLeafCursor *cur, Page page, SimhashSortKey from)
 	}
 
 	cur->page = page;
+	cur->payload_size = SimhashLeafPayloadSize(page);
 	cur->end = (char *) page + opaque->sorted_end;
 	cur->prev = 0;
 	cur->nsorted = opaque->nsorted;
@@ -433,11 +483,12 @@ SimhashLeafCursorNextAppended(SimhashLeafCursor *cur, SimhashEntry *e)
 
 	if (cur->append_next >= cur->append_count)
 		return false;
-	p = cur->end + (Size) cur->append_next * SIMHASH_RAW_ENTRY_SIZE;
+	p = cur->end + (Size) cur->append_next * (SIMHASH_RAW_ENTRY_SIZE + cur->payload_size);
 	memcpy(&e->skey, p, sizeof(uint64));
 	if (!SimhashSortKeyOffsetIsValid(e->skey))
 		SimhashLeafCorrupt("An entry names no heap tuple.");
 	e->rest = SimhashGetRest(p + sizeof(uint64));
+	SimhashGetPayload(p + SIMHASH_RAW_ENTRY_SIZE, cur->payload_size, e);
 	cur->append_next++;
 	return true;
 }

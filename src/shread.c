@@ -23,10 +23,9 @@
 
 #include "shscan.h"
 
-/* Append a match to a hit list. */
-void
-SimhashHitAddTid(SimhashScanOpaque so, SimhashHitList *list, ItemPointer tid,
-				 uint64 fp, bool isnull, int dist)
+/* Make room for one more match in a hit list; returns its slot. */
+static inline SimhashHit *
+SimhashHitNext(SimhashScanOpaque so, SimhashHitList *list)
 {
 	if (list->n == list->max)
 	{
@@ -37,22 +36,29 @@ SimhashHitAddTid(SimhashScanOpaque so, SimhashHitList *list, ItemPointer tid,
 			: palloc(sizeof(SimhashHit) * list->max);
 		MemoryContextSwitchTo(old);
 	}
-	list->items[list->n].tid = *tid;
-	list->items[list->n].fp = fp;
-	list->items[list->n].isnull = isnull;
-	list->items[list->n].dist = (int8) dist;
-	list->n++;
+	return &list->items[list->n++];
 }
 
-/* Append the match with the given sort key to a hit list. */
+/* Append a copy of a match to a hit list. */
+void
+SimhashHitAddCopy(SimhashScanOpaque so, SimhashHitList *list, const SimhashHit *hit)
+{
+	*SimhashHitNext(so, list) = *hit;
+}
+
+/* Append the match of entry e to a hit list. */
 static inline void
-SimhashHitAdd(SimhashScanOpaque so, SimhashHitList *list, SimhashSortKey skey,
+SimhashHitAdd(SimhashScanOpaque so, SimhashHitList *list, const SimhashEntry *e,
 			  uint64 fp, bool isnull, int dist)
 {
-	ItemPointerData tid;
+	SimhashHit *hit = SimhashHitNext(so, list);
 
-	SimhashSortKeyTid(skey, &tid);
-	SimhashHitAddTid(so, list, &tid, fp, isnull, dist);
+	SimhashSortKeyTid(e->skey, &hit->tid);
+	hit->fp = fp;
+	hit->payload = e->payload;
+	hit->payload_null = e->payload_null;
+	hit->isnull = isnull;
+	hit->dist = (int8) dist;
 }
 
 /* Append a decoded leaf entry to the batch. */
@@ -118,7 +124,7 @@ SimhashSettleEntry(SimhashScanOpaque so, const SimhashSettleSpec *settle,
 		SimhashReachedBefore(counts, settle->radii) ||
 		(so->nquals > 1 && !SimhashMatchesQuals(so, fp)))
 		return;
-	SimhashHitAdd(so, &so->buckets[settle->dist], e->skey, fp, false, settle->dist);
+	SimhashHitAdd(so, &so->buckets[settle->dist], e, fp, false, settle->dist);
 }
 
 /*
@@ -177,6 +183,7 @@ SimhashReadKey(IndexScanDesc scan, int band, uint16 key, const SimhashSettleSpec
 		SimhashEntry e;
 		BlockNumber next;
 
+		SimhashCheckLeafPayload(index, buf);
 		SimhashLeafCursorSeek(&cur, page, target);
 		while (SimhashLeafCursorNextSorted(&cur, &e))
 		{
@@ -255,6 +262,7 @@ SimhashReadLeaf(IndexScanDesc scan, BlockNumber blkno)
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
 	page = BufferGetPage(buf);
 	op = SimhashPageGetOpaque(page);
+	SimhashCheckLeafPayload(scan->indexRelation, buf);
 	SimhashLeafCursorSeek(&cur, page, 0);
 	while (SimhashLeafCursorNextSorted(&cur, &e))
 		SimhashBatchAdd(so, &e);
@@ -310,7 +318,7 @@ SimhashFilterBatch(SimhashScanOpaque so, int band, const int *radii, bool bucket
 
 		if (band == SIMHASH_NULL_BAND)
 		{
-			SimhashHitAdd(so, &so->hits, e->skey, 0, true, -1);
+			SimhashHitAdd(so, &so->hits, e, 0, true, -1);
 			continue;
 		}
 		fp = SimhashFingerprintOf(SimhashSortKeyKey(e->skey), e->rest, band);
@@ -333,10 +341,10 @@ SimhashFilterBatch(SimhashScanOpaque so, int band, const int *radii, bool bucket
 			/* a settling read (SimhashSettleKey) found it already */
 			if (dist <= so->certified)
 				continue;
-			SimhashHitAdd(so, &so->buckets[dist], e->skey, fp, false, dist);
+			SimhashHitAdd(so, &so->buckets[dist], e, fp, false, dist);
 		}
 		else
-			SimhashHitAdd(so, &so->hits, e->skey, fp, false, dist);
+			SimhashHitAdd(so, &so->hits, e, fp, false, dist);
 	}
 	so->nbatch = 0;
 }

@@ -28,8 +28,10 @@
 #include "nodes/tidbitmap.h"
 #include "pgstat.h"
 #include "storage/bufmgr.h"
+#include "utils/builtins.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
+#include "utils/typcache.h"
 
 #include "shscan.h"
 
@@ -44,6 +46,7 @@ shbeginscan(Relation r, int nkeys, int norderbys)
 
 	so->ctx = AllocSetContextCreate(CurrentMemoryContext, "simhash scan",
 									ALLOCSET_DEFAULT_SIZES);
+	so->payload_cxt = CurrentMemoryContext;
 	so->curbuf = InvalidBuffer;
 	so->iospin = InvalidBuffer;
 	so->internal = false;
@@ -73,6 +76,43 @@ SimhashEstimateEntries(Relation index)
 		(BLCKSZ / 10.0) / SIMHASH_NTREES;
 
 	return Max(Max(tuples, by_size), 1);
+}
+
+/*
+ * Return each distance in the order of the included column, as the ORDER BY
+ * key's flags ask (nearestsort.c): ascending or descending by its type's
+ * default btree order, NULLs first or last.  The comparator is looked up
+ * once per scan, in the scan's own context: rescans keep the same plan.
+ */
+static void
+SimhashSetPayloadOrder(IndexScanDesc scan, int flags)
+{
+	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
+	Relation	index = scan->indexRelation;
+
+	if (!SimhashIndexHasPayload(index))
+		elog(ERROR, "simhash index \"%s\" has no included column to order by",
+			 RelationGetRelationName(index));
+	if (!so->payload_ssup_ready)
+	{
+		Oid			type = TupleDescAttr(RelationGetDescr(index),
+										 IndexRelationGetNumberOfKeyAttributes(index))->atttypid;
+		TypeCacheEntry *tc = lookup_type_cache(type, TYPECACHE_LT_OPR);
+
+		if (!OidIsValid(tc->lt_opr))
+			elog(ERROR, "type %s has no default btree order", format_type_be(type));
+		memset(&so->payload_ssup, 0, sizeof(SortSupportData));
+		so->payload_ssup.ssup_cxt = so->payload_cxt;
+		so->payload_ssup.ssup_collation = InvalidOid;
+		so->payload_ssup.abbreviate = false;
+		PrepareSortSupportFromOrderingOp(tc->lt_opr, &so->payload_ssup);
+		so->payload_ssup_ready = true;
+	}
+	/* after the lookup, which sets them for the "<" operator */
+	so->payload_ssup.ssup_reverse = (flags & SIMHASH_SK_PAYLOAD_DESC) != 0;
+	so->payload_ssup.ssup_nulls_first = (flags & SIMHASH_SK_PAYLOAD_NULLS_FIRST) != 0;
+	so->payload_order = true;
+	so->wanted = (flags >> SIMHASH_SK_WANTED_SHIFT) & SIMHASH_SK_WANTED_MAX;
 }
 
 /*
@@ -154,6 +194,8 @@ shrescan(IndexScanDesc scan, ScanKey scankey, int nscankeys,
 
 	so->ordered = (scan->numberOfOrderBys > 0);
 	so->order_null = false;
+	so->payload_order = false;
+	so->wanted = 0;
 	if (so->ordered)
 	{
 		ScanKey		ob = &scan->orderByData[0];
@@ -162,6 +204,8 @@ shrescan(IndexScanDesc scan, ScanKey scankey, int nscankeys,
 			so->order_null = true;
 		else
 			so->ocenter = DatumGetSimhash64(ob->sk_argument);
+		if (ob->sk_flags & SIMHASH_SK_PAYLOAD_ORDER)
+			SimhashSetPayloadOrder(scan, ob->sk_flags);
 	}
 
 	/* scans without quals return NULL rows too (last, when ordered) */
@@ -173,6 +217,8 @@ shrescan(IndexScanDesc scan, ScanKey scankey, int nscankeys,
 	so->nkeys = so->keypos = 0;
 	memset(so->buckets, 0, sizeof(so->buckets));
 	so->nulls_done = false;
+	memset(so->bucket_sorted, 0, sizeof(so->bucket_sorted));
+	so->emitted = 0;
 	so->emitdist = 0;
 	so->nextband = 0;
 	so->settled = -1;
@@ -256,8 +302,8 @@ shgettuple(IndexScanDesc scan, ScanDirection dir)
 		 * SimhashReadLeaf).  During recovery VACUUM's replay does not wait
 		 * for such pins, so refuse rather than risk a wrong answer.
 		 */
-		Datum		value = Simhash64GetDatum(hit.fp);
-		bool		isnull = hit.isnull;
+		Datum		values[INDEX_MAX_KEYS];
+		bool		isnull[INDEX_MAX_KEYS];
 
 		if (RecoveryInProgress())
 			ereport(ERROR,
@@ -266,9 +312,15 @@ shgettuple(IndexScanDesc scan, ScanDirection dir)
 					 errhint("SET enable_indexonlyscan = off.")));
 		if (so->mode != SIMHASH_SCAN_RANGE || !so->fullscan)
 			elog(ERROR, "unexpected index-only scan of a simhash index");
+		values[0] = Simhash64GetDatum(hit.fp);
+		isnull[0] = hit.isnull;
+		/* the included column, if any (SimhashCheckIncludedColumns) */
+		values[1] = hit.payload;
+		isnull[1] = hit.payload_null;
+		Assert(scan->xs_itupdesc->natts <= 2);
 		if (scan->xs_itup)
 			pfree(scan->xs_itup);
-		scan->xs_itup = index_form_tuple(scan->xs_itupdesc, &value, &isnull);
+		scan->xs_itup = index_form_tuple(scan->xs_itupdesc, values, isnull);
 	}
 	if (scan->numberOfOrderBys > 0)
 	{

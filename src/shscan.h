@@ -15,6 +15,7 @@
 
 #include "access/relscan.h"
 #include "storage/buf.h"
+#include "utils/sortsupport.h"
 
 #include "shindex.h"
 
@@ -30,9 +31,11 @@ typedef enum SimhashScanMode
 typedef struct SimhashHit
 {
 	uint64		fp;				/* for index-only scans */
+	Datum		payload;		/* the included column (SimhashEntry) */
 	ItemPointerData tid;
 	int8		dist;			/* ORDER BY distance, -1 for NULL */
 	bool		isnull;			/* a row with a NULL fingerprint */
+	bool		payload_null;
 } SimhashHit;
 
 /* a growable array of matches */
@@ -101,6 +104,22 @@ typedef struct SimhashScanOpaqueData
 	double		nentries;		/* estimated entries per band */
 	SimhashHitList buckets[SIMHASH_BITS + 1];
 	bool		nulls_done;
+
+	/*
+	 * Each distance in the order of the included column (the ORDER BY key's
+	 * SIMHASH_SK_PAYLOAD_* flags): a distance is returned only once it is
+	 * settled, its bucket sorted first.  "wanted" is how many rows the
+	 * caller expects to take (0 unknown; SIMHASH_SK_WANTED_SHIFT) and
+	 * "emitted" how many went out: the distance that will complete the
+	 * wanted rows is settled by the lean read (SimhashKnnSettleFor).
+	 */
+	bool		payload_order;
+	bool		payload_ssup_ready;
+	MemoryContext payload_cxt;	/* the scan's: not reset at rescans */
+	SortSupportData payload_ssup;	/* lives as long as the scan */
+	bool		bucket_sorted[SIMHASH_BITS + 1];
+	int64		wanted;
+	int64		emitted;
 } SimhashScanOpaqueData;
 
 typedef SimhashScanOpaqueData *SimhashScanOpaque;
@@ -111,8 +130,8 @@ extern double SimhashEstimateEntries(Relation index);
 extern IndexScanDesc SimhashBeginKeyProbes(Relation index);
 
 /* shread.c: reading leaves and filtering their entries */
-extern void SimhashHitAddTid(SimhashScanOpaque so, SimhashHitList *list, ItemPointer tid,
-							 uint64 fp, bool isnull, int dist);
+extern void SimhashHitAddCopy(SimhashScanOpaque so, SimhashHitList *list,
+							  const SimhashHit *hit);
 extern void SimhashReleaseLeaf(SimhashScanOpaque so);
 extern void SimhashProbeKey(IndexScanDesc scan, int band, uint16 key);
 extern void SimhashSettleKey(IndexScanDesc scan, int band, uint16 key,

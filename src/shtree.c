@@ -204,10 +204,12 @@ SimhashMergeEntries(const SimhashEntry *a, int na, const SimhashEntry *b, int nb
 /*
  * Lay out sorted entries over as few pages as a balanced split allows, each
  * filled to about SIMHASH_SPLIT_FILL percent when more than one is needed.
- * Returns palloc'd page images (the caller sets their links and high keys).
+ * Returns palloc'd page images with leaf "flags" (the caller sets their links
+ * and high keys).
  */
 static Page *
-SimhashLayoutLeaves(int band, const SimhashEntry *entries, int n, int *npages)
+SimhashLayoutLeaves(uint16 flags, int band, const SimhashEntry *entries, int n,
+					int *npages)
 {
 	Page		trial = palloc(BLCKSZ);
 	Page	   *pages;
@@ -218,7 +220,7 @@ SimhashLayoutLeaves(int band, const SimhashEntry *entries, int n, int *npages)
 	int			pos = 0;
 
 	/* does it all fit on one page? */
-	SimhashInitPage(trial, SIMHASH_LEAF, 0, band);
+	SimhashInitPage(trial, flags, 0, band);
 	written = SimhashLeafFill(trial, entries, n, SimhashLeafCapacity);
 	if (written == n)
 	{
@@ -244,7 +246,7 @@ SimhashLayoutLeaves(int band, const SimhashEntry *entries, int n, int *npages)
 			pages = repalloc(pages, sizeof(Page) * (estimate + 2));
 		}
 		page = (count == 0) ? trial : palloc(BLCKSZ);
-		SimhashInitPage(page, SIMHASH_LEAF, 0, band);
+		SimhashInitPage(page, flags, 0, band);
 		pos += SimhashLeafFill(page, entries + pos, n - pos, limit);
 		pages[count++] = page;
 	}
@@ -353,7 +355,8 @@ SimhashLeafReplace(Relation index, int band, Buffer buf,
 	SimhashSortKey *lows;
 
 	*pivots = NULL;
-	pages = SimhashLayoutLeaves(band, entries, n, &npages);
+	SimhashCheckLeafPayload(index, buf);
+	pages = SimhashLayoutLeaves(SimhashLeafFlags(index), band, entries, n, &npages);
 	if (npages == 1)
 	{
 		SimhashPageOpaque op = SimhashPageGetOpaque(page);
@@ -399,6 +402,9 @@ SimhashLeafInsert(Relation index, int band, Buffer buf,
 				nall,
 				npivots;
 	SimhashPivot *pivots;
+
+	/* an append or a rewrite must keep every entry's payload */
+	SimhashCheckLeafPayload(index, buf);
 
 	/*
 	 * A few entries: append them, logging a few dozen bytes.  Not when

@@ -57,6 +57,8 @@ INSERT INTO docs (id, src, mask)
 				WHEN i % 97 = 0 THEN NULL ELSE 0 END
 	FROM generate_series(1, 40000) i;
 CREATE INDEX docs_fp ON docs USING simhash (fp);
+-- the same with the tie-break column in every entry (leaves of the other layout)
+CREATE INDEX docs_fp_id ON docs USING simhash (fp) INCLUDE (id);
 });
 
 # expected contents of finished workloads: id => "src|mask"
@@ -307,6 +309,29 @@ sub check_settled
 		'0', "$label: stored fingerprints are consistent");
 }
 
+# Nearest neighbours with a tie-break through the index with an included
+# column (the index orders each distance by id) against a sort.
+sub compare_tiebreak
+{
+	my ($table, $label) = @_;
+	my $query = qq{
+		SELECT string_agg(q.n || ':' || s.ids, ' ' ORDER BY q.n)
+		FROM (SELECT row_number() OVER (ORDER BY id) AS n, fp FROM $table
+			  WHERE fp IS NOT NULL AND id % 997 = 5 LIMIT 8) q,
+			 LATERAL (SELECT string_agg(id::text, ',' ORDER BY ord) AS ids
+					  FROM (SELECT id, row_number() OVER () AS ord
+							FROM (SELECT id FROM $table t ORDER BY t.fp <-> q.fp, id LIMIT 300) x) y) s};
+	my $plan = $node->safe_psql('postgres',
+		"SET enable_seqscan = off; SET enable_bitmapscan = off; EXPLAIN (COSTS OFF) $query");
+	like($plan, qr/Presorted Key: .*id.*Index Scan using ${table}_fp_id/s,
+		"$label: the tie-break goes through the index with the included column");
+	my $got = $node->safe_psql('postgres',
+		"SET enable_seqscan = off; SET enable_bitmapscan = off; $query");
+	my $want = $node->safe_psql('postgres',
+		"SET enable_indexscan = off; SET enable_bitmapscan = off; $query");
+	is($got, $want, "$label: nearest neighbours with a tie-break == sort");
+}
+
 # The whole battery after a restart.
 sub verify
 {
@@ -315,11 +340,15 @@ sub verify
 	# before VACUUM: entries of transactions the crash interrupted are
 	# still there
 	check_index($node, 'docs_fp', "$label, before VACUUM");
+	check_index($node, 'docs_fp_id', "$label, before VACUUM");
 	compare_index_seq($node, 'docs', "$label, before VACUUM");
+	compare_tiebreak('docs', "$label, before VACUUM");
 	rows_found_by_index($node, 'docs', "$label, before VACUUM");
 	# INDEX_CLEANUP ON: VACUUM may skip the indexes when few rows are dead
 	$node->safe_psql('postgres', 'VACUUM (INDEX_CLEANUP ON) docs');
 	check_index($node, 'docs_fp', "$label, after VACUUM");
+	check_index($node, 'docs_fp_id', "$label, after VACUUM");
+	compare_tiebreak('docs', "$label, after VACUUM");
 	is($node->safe_psql('postgres',
 		q{SELECT (SELECT sum(entries) FROM simhash_index_stats('docs_fp') WHERE tree IN ('band 0', 'nulls'))
 			   - (SELECT count(*) FROM docs)}),
@@ -398,9 +427,10 @@ CHECKPOINT;
 });
 	my $redo = $node->safe_psql('postgres', 'SELECT redo_lsn FROM pg_control_checkpoint()');
 	$node->safe_psql('postgres', 'CREATE INDEX docs2_fp ON docs2 USING simhash (fp)');
-	# a REINDEX'ed twin too, and rows inserted after the build
+	# a REINDEX'ed twin too, with the included column, and rows inserted
+	# after the build
 	$node->safe_psql('postgres', q{
-CREATE INDEX docs2_fp_b ON docs2 USING simhash (fp);
+CREATE INDEX docs2_fp_b ON docs2 USING simhash (fp) INCLUDE (id);
 REINDEX INDEX docs2_fp_b;
 INSERT INTO docs2 SELECT i, fp_mk(i % 50 + 1, 3::int8 << (i % 60)) FROM generate_series(80001, 90000) i;
 });

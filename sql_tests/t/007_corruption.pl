@@ -10,7 +10,10 @@
 # while rows are updated).  Each time simhash_index_check must raise XX002
 # (index_corrupted) or, for the metapage, refuse to read the index, and
 # searches through the index must fail cleanly or answer: the server keeps
-# running.  After REINDEX the checks pass again.
+# running.  After REINDEX the checks pass again.  An index with an included
+# column has leaves of another layout (a flag, a value per entry): its flag
+# cleared or set where it does not belong, its values mis-encoded or
+# changed, are found the same way.
 
 use strict;
 use warnings;
@@ -222,6 +225,117 @@ is( $node->safe_psql(
 SET enable_seqscan = off; SET enable_bitmapscan = off;
 SELECT count(*) FROM t WHERE fp <-> fp_of(-3) <= 0}), '1',
 	'and finds an updated row by its new fingerprint');
+
+# --- an index with an included column: leaves of the other layout -------
+
+$node->safe_psql(
+	'postgres', q{
+CREATE TABLE ti (id int8, fp simhash64);
+INSERT INTO ti SELECT CASE WHEN i % 50 = 0 THEN NULL ELSE i END, fp_of(i % 7000)
+	FROM generate_series(1, 30000) i;
+CREATE INDEX ti_fp ON ti USING simhash (fp) INCLUDE (id);
+CHECKPOINT;
+});
+my $tfile = $node->data_dir . '/'
+  . $node->safe_psql('postgres', q{SELECT pg_relation_filepath('ti_fp')});
+my $tpristine = slurp_file($tfile);
+# t_fp again: REINDEX gave it a new file
+my $pfile = $node->data_dir . '/'
+  . $node->safe_psql('postgres', q{SELECT pg_relation_filepath('t_fp')});
+my $ppristine = slurp_file($pfile);
+my @pleaves = grep { field($ppristine, $_, 'flags') & $LEAF } 1 .. length($ppristine) / $BLCKSZ - 1;
+my $PAYLOAD = 8;
+my @tleaves = grep { field($tpristine, $_, 'flags') & $LEAF } 1 .. length($tpristine) / $BLCKSZ - 1;
+ok(@tleaves >= 8 && !grep({ !(field($tpristine, $_, 'flags') & $PAYLOAD) } @tleaves),
+	'every leaf of the index with an included column has the payload flag');
+ok(@pleaves >= 8 && !grep({ field($ppristine, $_, 'flags') & $PAYLOAD } @pleaves),
+	'no leaf of the index without one has it');
+
+# damage ti_fp (or, with $plain, t_fp), check, search, restore
+sub payload_case
+{
+	my ($label, $damage, $check_sql, $expect_check, $plain) = @_;
+	my ($f, $pristine_image) = $plain ? ($pfile, $ppristine) : ($tfile, $tpristine);
+	my $image = $pristine_image;
+	$damage->(\$image);
+	$node->stop;
+	open(my $fh, '>', $f) or die "open $f: $!";
+	binmode $fh;
+	print $fh $image;
+	close $fh;
+	$node->start;
+	is(sqlstate_of($check_sql), $expect_check, "$label: simhash_index_check raises $expect_check");
+	for my $sql (
+		q{SET enable_seqscan = off; SET enable_bitmapscan = off;
+		  SELECT count(*) FROM ti WHERE fp <-> fp_of(77) <= 6;},
+		q{SET enable_seqscan = off; SET enable_bitmapscan = off;
+		  SELECT id FROM ti ORDER BY fp <-> fp_of(9), id LIMIT 200;},
+		q{SET enable_seqscan = off; SET enable_bitmapscan = off;
+		  SELECT id FROM ti ORDER BY fp <-> fp_of(9), id DESC LIMIT 5000;},
+		q{INSERT INTO ti SELECT 100000 + i, fp_of(i) FROM generate_series(1, 300) i;
+		  DELETE FROM ti WHERE id > 100000; VACUUM ti;})
+	{
+		(my $query = $sql) =~ s/\bti\b/t/g if $plain;
+		my $state = sqlstate_of("SET statement_timeout = '5s'; " . ($plain ? $query : $sql));
+		like($state, qr/^(ok|XX002|57014)$/, "$label: a search ends with $state");
+	}
+	is($node->safe_psql('postgres', 'SELECT 1'), '1', "$label: the server answers after searches");
+	ok(slurp_file($node->logfile) !~ /terminated by signal|server process .* was terminated/,
+		"$label: no backend crashed");
+	$node->stop;
+	open($fh, '>', $f) or die "open $f: $!";
+	binmode $fh;
+	print $fh $pristine_image;
+	close $fh;
+	$node->start;
+}
+
+# the offset of the first sorted entry's payload on leaf $blk: after the
+# varint of its sort key and the 6 bytes of its rest
+sub first_payload_offset
+{
+	my ($image, $blk) = @_;
+	my $pos = $blk * $BLCKSZ + 24;
+	$pos++ while unpack('C', substr($image, $pos, 1)) & 0x80;
+	return $pos + 1 + 6;
+}
+
+my $check_pages = q{SELECT simhash_index_check('ti_fp', false)};
+my $check_rows = q{SELECT simhash_index_check('ti_fp', true)};
+payload_case('payload flag cleared',
+	sub { set_field($_[0], $tleaves[3], 'flags', field(${ $_[0] }, $tleaves[3], 'flags') & ~$PAYLOAD) },
+	$check_pages, 'XX002');
+payload_case('payload flag set on a leaf without values',
+	sub { set_field($_[0], $pleaves[5], 'flags', field(${ $_[0] }, $pleaves[5], 'flags') | $PAYLOAD) },
+	q{SELECT simhash_index_check('t_fp', false)}, 'XX002', 1);
+payload_case('payload varint too long',
+	sub { substr(${ $_[0] }, first_payload_offset(${ $_[0] }, $tleaves[2]), 10) = "\xff" x 10 },
+	$check_pages, 'XX002');
+payload_case('payload NULL encoded otherwise',
+	sub { substr(${ $_[0] }, first_payload_offset(${ $_[0] }, $tleaves[4]), 3) = "\x80\x80\x00" },
+	$check_pages, 'XX002');
+# a value changed into another valid one: only the rows can tell
+payload_case('payload of another row',
+	sub {
+		my ($img) = @_;
+		my $off = first_payload_offset($$img, $tleaves[5]);
+		my $b = unpack('C', substr($$img, $off, 1));
+		substr($$img, $off, 1) = pack('C', $b ^ 0x02);
+	},
+	$check_rows, 'XX002');
+payload_case(
+	'garbage in the sorted areas with values',
+	sub {
+		my ($img) = @_;
+		srand(11);
+		for (my $i = 0; $i < @tleaves; $i += 3)
+		{
+			substr($$img, $tleaves[$i] * $BLCKSZ + 124, 1000) =
+			  pack('C*', map { int(rand(256)) } 1 .. 1000);
+		}
+	},
+	$check_pages, 'XX002');
+is(sqlstate_of($check_rows), 'ok', 'the restored index with an included column passes');
 
 $node->stop;
 done_testing();

@@ -2,7 +2,8 @@
 -- rows, timing each CREATE INDEX (wall clock around the statement, commit
 -- included), then VACUUM ANALYZE.
 --
--- psql variables: prefix, run, size, n, dataset, full (see setup.sql).
+-- psql variables: prefix, run, size, n, dataset, full (see setup.sql),
+-- include (1: the simhash index is built with INCLUDE (id)).
 --
 -- Same settings for every build: maintenance_work_mem = 1GB and
 -- max_parallel_maintenance_workers = 0 (in PostgreSQL 15 only btree can build
@@ -25,7 +26,11 @@ SELECT :'prefix' || '_plain' AS t_plain, :'prefix' || '_btree4' AS t_btree4,
 -- simhash
 CHECKPOINT;
 SELECT clock_timestamp() AS t0 \gset
+\if :include
+CREATE INDEX :i_simhash ON :t_simhash USING simhash (fp) INCLUDE (id);
+\else
 CREATE INDEX :i_simhash ON :t_simhash USING simhash (fp);
+\endif
 SELECT ixb_put(:'run', :'size', :n, :'dataset', 'simhash', NULL, 'build_ms',
 			   extract(epoch FROM clock_timestamp() - :'t0'::timestamptz) * 1000);
 SELECT ixb_put(:'run', :'size', :n, :'dataset', 'simhash', NULL, 'size_bytes',

@@ -53,7 +53,9 @@
 # BULK_ROWS (1000000), KEEP=1 (keep the tables), FULL=1, JIT (off: the
 # default jit = on compiles the sequential scans' expressions at 10M rows and
 # up, which here made them no faster; set JIT=on to measure with it),
-# SKIP_CLIENT=1, SKIP_INSERT=1, LIGHT=1.
+# SKIP_CLIENT=1, SKIP_INSERT=1, LIGHT=1, INCLUDE=1 (the simhash index is
+# built with INCLUDE (id), the column the tie-break orders by; results go to
+# results/include/ or results/light-include/, which report.py does not read).
 # Needs psql, pgbench, /usr/bin/python3 (python3-matplotlib for the plot;
 # installed with apt-get when missing and running as root), df.
 set -euo pipefail
@@ -63,6 +65,10 @@ work=$(cd "$here/.." && pwd)/data/index
 results=$here/results
 # a light run lacks the baselines of the tables in RESULTS.md: kept apart
 [ -z "${LIGHT:-}" ] || results=$here/results/light
+# an index with an included column is another index: kept apart too
+if [ -n "${INCLUDE:-}" ]; then
+	[ -z "${LIGHT:-}" ] && results=$here/results/include || results=$here/results/light-include
+fi
 mkdir -p "$work" "$results"
 
 export PGDATABASE=${PGDATABASE:-simhash_index_bench}
@@ -119,7 +125,7 @@ so_start=$(so_md5)
 	echo "cpu: $(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)"
 	echo "server: $(sql "SELECT version()")"
 	echo "settings: $(sql "SELECT string_agg(name || '=' || current_setting(name), ', ' ORDER BY name) FROM pg_settings WHERE name IN ('shared_buffers', 'maintenance_work_mem', 'work_mem', 'max_wal_size', 'synchronous_commit', 'fsync', 'wal_level', 'effective_cache_size', 'random_page_cost', 'max_worker_processes', 'max_parallel_workers')") jit=$jit (session)"
-	echo "env: LIGHT=${LIGHT:-} NQ=$nq SEQ_NQ=${SEQ_NQ:-default} CLIENT_T=$client_t INSERT_T=$insert_t INSERT_ROUNDS=$insert_rounds BULK_ROWS=$bulk_rows DATASETS=${DATASETS:-default}"
+	echo "env: LIGHT=${LIGHT:-} INCLUDE=${INCLUDE:-} NQ=$nq SEQ_NQ=${SEQ_NQ:-default} CLIENT_T=$client_t INSERT_T=$insert_t INSERT_ROUNDS=$insert_rounds BULK_ROWS=$bulk_rows DATASETS=${DATASETS:-default}"
 	echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 	echo "git: $(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$here" diff --quiet HEAD -- ../../src 2>/dev/null || echo ' (src modified)')"
 	echo "simhash.so: $(so_md5)"
@@ -214,7 +220,7 @@ bulk() {	# METHOD
 	gin4) idx="CREATE INDEX ON ixb_bulk USING gin ((ARRAY[
 		(((fp::bigint >> 48) & 65535))::int4, (65536 + ((fp::bigint >> 32) & 65535))::int4,
 		(131072 + ((fp::bigint >> 16) & 65535))::int4, (196608 + (fp::bigint & 65535))::int4]));" ;;
-	simhash) idx="CREATE INDEX ixb_bulk_fp ON ixb_bulk USING simhash (fp);" ;;
+	simhash) idx="CREATE INDEX ixb_bulk_fp ON ixb_bulk USING simhash (fp)$([ -n "${INCLUDE:-}" ] && echo ' INCLUDE (id)');" ;;
 	esac
 	bulk_once "$m" "$idx" "" || {
 		# a failed load is a result too; retry with smaller insert batches
@@ -266,7 +272,8 @@ one_block() {	# SIZE DATASET
 	log "== $size rows ($n), $dataset, tables ${prefix}_*, $([ $full = 1 ] && echo 'all methods' || echo 'simhash and sequential scan only')"
 	if [ $full = 1 ]; then check_disk $((n * 400)); else check_disk $((n * 200)); fi
 	vars=(-v prefix="$prefix" -v run="$run" -v size="$size" -v n="$n" -v dataset="$dataset"
-		-v full="$full" -v nq="$nq" -v seqnq="$seqnq" -v truthnq="$truthnq")
+		-v full="$full" -v nq="$nq" -v seqnq="$seqnq" -v truthnq="$truthnq"
+		-v include="$([ -n "${INCLUDE:-}" ] && echo 1 || echo 0)")
 
 	sql "SELECT ixb_put('$run', '$size', $n, '$dataset', 'simhash', NULL, 'library', NULL, '$(so_md5)')" >/dev/null
 	log "setup: rows and queries"

@@ -134,6 +134,18 @@ WHERE r <> 'same' $$;
 SELECT count(*) AS comparisons FROM ki_forms, ki_limits();
 SELECT * FROM ki_check_all();
 
+-- more keys after the included column, or another key first: the node
+-- sorts each group, through the same index
+SELECT f.ord, q.qn, l.n, r
+FROM (VALUES ('fp <-> $Q, id, g'), ('fp <-> $Q, g DESC, id'), ('fp <-> $Q, id DESC, g')) f(ord),
+	 ki_q q JOIN ki_limits() l USING (qn),
+	 LATERAL ki_compare(format('SELECT fp <-> %1$s, id, g FROM ki ORDER BY %2$s LIMIT %3$s',
+							   quote_literal(q.q) || '::simhash64',
+							   replace(f.ord, '$Q', quote_literal(q.q) || '::simhash64'),
+							   coalesce(l.n::text, 'ALL')),
+						'%Sort Key: %Presorted Key: ((fp <-> %))' || chr(10) || '%Index Scan using ki_fp_id%') r
+WHERE q.qn IN (1, 3) AND r <> 'same';
+
 -- the comparisons can fail: the index's order without a tie-break is
 -- neither id's nor that of the TIDs
 SELECT (SELECT array_agg(id) FROM (SELECT id FROM ki ORDER BY fp <-> fp_of(0) LIMIT 200) s) =

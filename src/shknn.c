@@ -244,7 +244,6 @@ SimhashOrderedNext(IndexScanDesc scan, SimhashHit *hit)
 	}
 }
 
-
 /*
  * Has this nearest-neighbour scan returned every entry at distance <= dist?
  * It searches only as far as it takes to tell: the nearest sort node

@@ -81,8 +81,9 @@ SimhashEstimateEntries(Relation index)
 /*
  * Return each distance in the order of the included column, as the ORDER BY
  * key's flags ask (nearestsort.c): ascending or descending by its type's
- * default btree order, NULLs first or last.  The comparator is looked up
- * once per scan, in the scan's own context: rescans keep the same plan.
+ * default btree order, NULLs first or last; also take the rows hint.  The
+ * comparator is looked up once per scan, in the context the scan began in
+ * (so->ctx is reset at every rescan); the flags are read at every rescan.
  */
 static void
 SimhashSetPayloadOrder(IndexScanDesc scan, int flags)

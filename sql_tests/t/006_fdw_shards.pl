@@ -128,11 +128,13 @@ ANALYZE docs_local;
 ANALYZE docs;
 });
 $_->safe_psql('postgres', 'ANALYZE') for @shards;
+# one row each: a UNION ALL of the two foreign scans is an Async Append,
+# which returns the shard that answers first first
 is( $coord->safe_psql('postgres',
-		'SELECT count(*) FROM docs_p0 UNION ALL SELECT count(*) FROM docs_p1'),
+		'SELECT (SELECT count(*) FROM docs_p0), (SELECT count(*) FROM docs_p1)'),
 	$coord->safe_psql('postgres',
-		qq{SELECT count(*) FILTER (WHERE satisfies_hash_partition('docs'::regclass, 2, 0, id))
-		   FROM docs_local UNION ALL SELECT count(*) FILTER (WHERE satisfies_hash_partition('docs'::regclass, 2, 1, id))
+		qq{SELECT count(*) FILTER (WHERE satisfies_hash_partition('docs'::regclass, 2, 0, id)),
+				  count(*) FILTER (WHERE satisfies_hash_partition('docs'::regclass, 2, 1, id))
 		   FROM docs_local}),
 	'both shards hold their share of the rows');
 

@@ -166,70 +166,42 @@ SimhashSortKeyColumnVar(Node *expr)
 }
 
 /*
- * Will the index of "child" order ties by the one sort key after the
- * distance (the index's included column, in its type's default btree
- * order)?  For costs only: the plan decides for itself
- * (SimhashNearestSortPayloadFlags).
+ * Can the index scan under a nearest sort return each distance in the order
+ * of the one sort key after it, so that the node need not read a group to
+ * sort it?  Only when that key is the index's included column, in its
+ * type's default btree order (the index compares the values it stores with
+ * that order).  Returns the SIMHASH_SK_PAYLOAD_* flags for the scan, or 0;
+ * the path's cost and the plan both go by this answer.
  */
-bool
-SimhashIndexOrdersTies(RelOptInfo *rel, IndexPath *child, List *pathkeys)
+int
+SimhashNearestSortPayloadFlags(RelOptInfo *rel, Path *child, List *pathkeys)
 {
-	IndexOptInfo *info = child->indexinfo;
+	IndexOptInfo *info;
 	PathKey    *pk;
 	ListCell   *lc;
 
-	if (list_length(pathkeys) != 2 || info->ncolumns != 2 || info->nkeycolumns != 1)
-		return false;
+	if (list_length(pathkeys) != 2 || !IsA(child, IndexPath))
+		return 0;
+	info = ((IndexPath *) child)->indexinfo;
+	if (info->ncolumns != 2 || info->nkeycolumns != 1)
+		return 0;
 	pk = lsecond_node(PathKey, pathkeys);
 	if (pk->pk_strategy != BTLessStrategyNumber && pk->pk_strategy != BTGreaterStrategyNumber)
-		return false;
+		return 0;
 	foreach(lc, pk->pk_eclass->ec_members)
 	{
 		EquivalenceMember *em = lfirst(lc);
 		Var		   *var = SimhashSortKeyColumnVar((Node *) em->em_expr);
 
-		if (var != NULL && var->varno == rel->relid && var->varlevelsup == 0 &&
-			var->varattno == info->indexkeys[1])
-			return pk->pk_opfamily ==
-				lookup_type_cache(var->vartype, TYPECACHE_BTREE_OPFAMILY)->btree_opf;
+		if (var == NULL || var->varno != rel->relid || var->varlevelsup != 0 ||
+			var->varattno != info->indexkeys[1])
+			continue;
+		if (pk->pk_opfamily !=
+			lookup_type_cache(var->vartype, TYPECACHE_BTREE_OPFAMILY)->btree_opf)
+			return 0;
+		return SIMHASH_SK_PAYLOAD_ORDER |
+			(pk->pk_strategy == BTGreaterStrategyNumber ? SIMHASH_SK_PAYLOAD_DESC : 0) |
+			(pk->pk_nulls_first ? SIMHASH_SK_PAYLOAD_NULLS_FIRST : 0);
 	}
-	return false;
-}
-
-/*
- * Can the index scan return each distance in the order of the one other
- * sort key, so that the node need not read a group to sort it?  Only when
- * that key is the index's included column, in its type's default btree
- * order (the index compares the values it stores with that order).
- * Returns the SIMHASH_SK_PAYLOAD_* flags for the scan, or 0.
- */
-int
-SimhashNearestSortPayloadFlags(RelOptInfo *rel, Path *child, List *pathkeys,
-							   List *exprs, List *sortops)
-{
-	IndexPath  *ipath = (IndexPath *) child;
-	IndexOptInfo *info;
-	PathKey    *pk;
-	Var		   *var;
-	TypeCacheEntry *tc;
-	Oid			sortop;
-
-	if (list_length(pathkeys) != 2 || !IsA(child, IndexPath))
-		return 0;
-	info = ipath->indexinfo;
-	if (info->ncolumns != 2 || info->nkeycolumns != 1)
-		return 0;
-	pk = lsecond_node(PathKey, pathkeys);
-	var = SimhashSortKeyColumnVar(lsecond(exprs));
-	sortop = lsecond_oid(sortops);
-	if (var == NULL || var->varno != rel->relid || var->varlevelsup != 0 ||
-		var->varattno != info->indexkeys[1])
-		return 0;
-	tc = lookup_type_cache(var->vartype, TYPECACHE_LT_OPR | TYPECACHE_GT_OPR);
-	if (pk->pk_strategy == BTLessStrategyNumber ? sortop != tc->lt_opr :
-		sortop != tc->gt_opr)
-		return 0;
-	return SIMHASH_SK_PAYLOAD_ORDER |
-		(pk->pk_strategy == BTGreaterStrategyNumber ? SIMHASH_SK_PAYLOAD_DESC : 0) |
-		(pk->pk_nulls_first ? SIMHASH_SK_PAYLOAD_NULLS_FIRST : 0);
+	return 0;
 }

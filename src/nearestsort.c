@@ -85,8 +85,7 @@ typedef struct SimhashNearestSortState
 	SimhashNearestSortPhase phase;
 	bool		passthrough;	/* the index returns ties in key order */
 	SortSupportData keyssup;	/* that order, to check it */
-	bool		have_prevkey;	/* the previous row's key, at the same distance */
-	bool		prevkey_null;
+	bool		prevkey_null;	/* the previous row's key (with have_last) */
 	Datum		prevkey;
 	int64		bound;			/* rows the query wants (a hint), 0 unknown */
 	int64		nreturned;		/* rows returned since the (re)start */
@@ -168,7 +167,7 @@ SimhashMakeNearestSortPath(PlannerInfo *root, RelOptInfo *rel, Path *child)
 	cpath->path.total_cost = sorted.total_cost;
 
 	/* an index that orders ties leaves the node nothing to sort */
-	if (SimhashIndexOrdersTies(rel, (IndexPath *) child, root->query_pathkeys))
+	if (SimhashNearestSortPayloadFlags(rel, child, root->query_pathkeys) != 0)
 	{
 		cpath->path.startup_cost = child->startup_cost;
 		cpath->path.total_cost = child->total_cost;
@@ -257,8 +256,6 @@ SimhashPlanNearestSort(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path
 	List	   *collations = NIL;
 	List	   *nulls_first = NIL;
 	List	   *descending = NIL;
-	List	   *rel_exprs = NIL;
-	int			payload_flags;
 	ListCell   *lc;
 
 	foreach(lc, best_path->path.pathkeys)
@@ -283,7 +280,6 @@ SimhashPlanNearestSort(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path
 												  list_length(child_tlist) + 1,
 												  NULL, true));
 		exprs = lappend(exprs, copyObject(em->em_expr));
-		rel_exprs = lappend(rel_exprs, em->em_expr);
 		sortops = lappend_oid(sortops, sortop);
 		collations = lappend_oid(collations, pk->pk_eclass->ec_collation);
 		nulls_first = lappend_int(nulls_first, pk->pk_nulls_first);
@@ -291,9 +287,6 @@ SimhashPlanNearestSort(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path
 	}
 	/* an index scan projects, so its targetlist may grow */
 	child->targetlist = child_tlist;
-	payload_flags = SimhashNearestSortPayloadFlags(rel, linitial(best_path->custom_paths),
-												   best_path->path.pathkeys,
-												   rel_exprs, sortops);
 
 	cscan->scan.plan.targetlist = tlist;
 	cscan->scan.plan.qual = NIL;
@@ -304,7 +297,10 @@ SimhashPlanNearestSort(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path
 	cscan->custom_private = list_make4(sortops, collations, nulls_first, descending);
 	cscan->custom_private = lappend(cscan->custom_private,
 									makeInteger(SimhashNearestSortBound(root, rel)));
-	cscan->custom_private = lappend(cscan->custom_private, makeInteger(payload_flags));
+	cscan->custom_private =
+		lappend(cscan->custom_private,
+				makeInteger(SimhashNearestSortPayloadFlags(rel, linitial(best_path->custom_paths),
+														   best_path->path.pathkeys)));
 	cscan->custom_scan_tlist = copyObject(child_tlist);
 	cscan->methods = &SimhashNearestSortScanMethods;
 	return &cscan->scan.plan;
@@ -656,7 +652,7 @@ SimhashNearestSortPassThrough(CustomScanState *node, bool *done)
 	key = slot_getattr(slot, state->attnos[0], &keynull);
 	if (state->have_last &&
 		(dist < state->last_dist ||
-		 (dist == state->last_dist && state->have_prevkey &&
+		 (dist == state->last_dist &&
 		  ApplySortComparator(key, keynull, state->prevkey, state->prevkey_null,
 							  &state->keyssup) < 0)))
 		ereport(ERROR,
@@ -668,7 +664,6 @@ SimhashNearestSortPassThrough(CustomScanState *node, bool *done)
 	state->have_last = true;
 	state->last_null = false;
 	state->last_dist = dist;
-	state->have_prevkey = true;
 	state->prevkey = key;		/* by value (SimhashCheckIncludedColumns) */
 	state->prevkey_null = keynull;
 	state->nreturned++;
@@ -740,7 +735,6 @@ SimhashRescanNearestSort(CustomScanState *node)
 	if (state->sort != NULL)
 		tuplesort_reset(state->sort);
 	state->phase = state->passthrough ? SNS_PASS_THROUGH : SNS_READ_GROUP;
-	state->have_prevkey = false;
 	state->nreturned = 0;
 	state->have_ahead = false;
 	state->child_done = false;

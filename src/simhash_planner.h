@@ -91,9 +91,7 @@ extern List *SimhashKnnPrefixPathkeys(PlannerInfo *root, RelOptInfo *rel,
 									  List *simhash_indexes);
 extern void SimhashCreateIndexPaths(PlannerInfo *root, RelOptInfo *rel,
 									List *simhash_indexes, List *prefix_pathkeys);
-extern bool SimhashIndexOrdersTies(RelOptInfo *rel, IndexPath *child, List *pathkeys);
-extern int	SimhashNearestSortPayloadFlags(RelOptInfo *rel, Path *child, List *pathkeys,
-										   List *exprs, List *sortops);
+extern int	SimhashNearestSortPayloadFlags(RelOptInfo *rel, Path *child, List *pathkeys);
 
 /* nearestsort.c */
 extern void SimhashInstallNearestSort(void);

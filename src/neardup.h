@@ -90,6 +90,7 @@ typedef struct SimhashNearDupInfo
 	int			nleaves;		/* the tables whose rows compete */
 	SimhashNearDupLeaf *leaves;
 	int			own_leaf;		/* the table the trigger fires on, among them */
+	struct SimhashRlsCheck *rls_check[2];	/* row-level security: INSERT, UPDATE */
 	MemoryContext cxt;			/* where all this lives: the statement's */
 } SimhashNearDupInfo;
 
@@ -109,6 +110,12 @@ typedef struct SimhashNearMatch
 extern void SimhashFindNearDuplicate(const SimhashNearDupInfo *info, uint64 fp, int k,
 									 const Datum *scope, ItemPointer self,
 									 SimhashNearMatch *best);
+
+/* neardup_rls.c */
+struct SimhashRlsCheck;
+extern void SimhashCheckRowSecurity(struct SimhashRlsCheck **cache, MemoryContext cxt,
+									Relation rel, TupleTableSlot *slot, CmdType cmd);
+extern bool SimhashRowSecurityApplies(Relation rel);
 
 /* neardup_lock.c */
 extern void SimhashCanonicalRadii(int k, int *radius);

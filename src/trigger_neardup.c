@@ -542,11 +542,12 @@ SimhashUpdateKeepsCheck(SimhashNearDupInfo *info, TriggerData *trigdata, TupleDe
  * without SELECT on the key columns, as for core's unique violations.
  */
 static bool
-SimhashKeyIsVisible(SimhashNearDupInfo *info)
+SimhashKeyIsVisible(SimhashNearDupInfo *info, Relation rel)
 {
 	Oid			relid = info->top_relid;
 
-	if (info->nkey == 0 || check_enable_rls(relid, InvalidOid, true) == RLS_ENABLED)
+	if (info->nkey == 0 || check_enable_rls(relid, InvalidOid, true) == RLS_ENABLED ||
+		SimhashRowSecurityApplies(rel))
 		return false;
 	for (int i = 0; i < info->nkey; i++)
 		if (pg_attribute_aclcheck(relid, get_attnum(relid, info->key_name[i]), GetUserId(),
@@ -558,11 +559,11 @@ SimhashKeyIsVisible(SimhashNearDupInfo *info)
 
 /* "Key (id)=(42)" for a match, or NULL if the user may not see it. */
 static char *
-SimhashDescribeKey(SimhashNearDupInfo *info, const SimhashNearMatch *m)
+SimhashDescribeKey(SimhashNearDupInfo *info, Relation rel, const SimhashNearMatch *m)
 {
 	StringInfoData buf;
 
-	if (!SimhashKeyIsVisible(info))
+	if (!SimhashKeyIsVisible(info, rel))
 		return NULL;
 	initStringInfo(&buf);
 	appendStringInfoString(&buf, "Key (");
@@ -612,7 +613,7 @@ SimhashRejectRow(SimhashNearDupInfo *info, TriggerData *trigdata, const SimhashN
 				 int k)
 {
 	Relation	rel = trigdata->tg_relation;
-	char	   *key = SimhashDescribeKey(info, m);
+	char	   *key = SimhashDescribeKey(info, rel, m);
 
 	ereport(ERROR,
 			(errcode(ERRCODE_EXCLUSION_VIOLATION),
@@ -631,7 +632,7 @@ SimhashRejectRow(SimhashNearDupInfo *info, TriggerData *trigdata, const SimhashN
 
 /* Store the match's key and distance (NULLs for none) in the link columns. */
 static HeapTuple
-SimhashLinkRow(SimhashNearDupInfo *info, HeapTuple tuple, TupleDesc desc,
+SimhashLinkRow(SimhashNearDupInfo *info, Relation rel, HeapTuple tuple, TupleDesc desc,
 			   const SimhashNearMatch *m)
 {
 	int			cols[2];
@@ -643,7 +644,7 @@ SimhashLinkRow(SimhashNearDupInfo *info, HeapTuple tuple, TupleDesc desc,
 	{
 		cols[n] = info->link_key_attno;
 		/* a key the inserter may not see is not written into its row */
-		nulls[n] = !m->found || m->keynull[0] || !SimhashKeyIsVisible(info);
+		nulls[n] = !m->found || m->keynull[0] || !SimhashKeyIsVisible(info, rel);
 		values[n] = nulls[n] ? (Datum) 0 : m->key[0];
 		n++;
 	}
@@ -702,6 +703,14 @@ simhash_near_duplicate_trigger(PG_FUNCTION_ARGS)
 	}
 	if (has_fp && in_scope)
 	{
+		/*
+		 * A row the table's row-level security will refuse is refused
+		 * before any search or lock: otherwise the outcome would tell the
+		 * role about rows in a scope it may not write to.
+		 */
+		SimhashCheckRowSecurity(&info->rls_check[update ? 1 : 0], info->cxt,
+								trigdata->tg_relation, slot,
+								update ? CMD_UPDATE : CMD_INSERT);
 		SimhashLockNeighbourhood(info->top_relid, scope_hash, fp, k);
 		SimhashFindNearDuplicate(info, fp, k, scope,
 								 update ? &trigdata->tg_trigtuple->t_self : NULL, &match);
@@ -718,7 +727,7 @@ simhash_near_duplicate_trigger(PG_FUNCTION_ARGS)
 		case SIMHASH_ACTION_SKIP:
 			return match.found ? PointerGetDatum(NULL) : PointerGetDatum(tuple);
 		case SIMHASH_ACTION_LINK:
-			return PointerGetDatum(SimhashLinkRow(info, tuple, desc, &match));
+			return PointerGetDatum(SimhashLinkRow(info, trigdata->tg_relation, tuple, desc, &match));
 	}
 	return PointerGetDatum(tuple);	/* keep the compiler quiet */
 }

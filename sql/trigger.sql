@@ -469,9 +469,49 @@ FROM (VALUES
 	('fp, ''auto'', ''skip''', 'BEFORE INSERT', 'ROW'),
 	('fp, 3, ''skip'', ''text=dup_of''', 'BEFORE INSERT', 'ROW'),
 	('fp, ''auto'', ''skip'', ''text=dup_of''', 'BEFORE INSERT', 'ROW'),
-	('fp, ''auto'', ''skip'', ''text=nosuch''', 'BEFORE INSERT', 'ROW')
+	('fp, ''auto'', ''skip'', ''text=nosuch''', 'BEFORE INSERT', 'ROW'),
+	-- link columns that would overwrite the key, a scope column or each other
+	('fp, 3, ''link'', id', 'BEFORE INSERT', 'ROW'),
+	('fp, 3, ''link'', ''link_key=dup_of'', ''link_distance=id''', 'BEFORE INSERT', 'ROW'),
+	('fp, 3, ''link'', dup_of, dup_of', 'BEFORE INSERT', 'ROW'),
+	('fp, 3, ''link'', ''link_distance=dup_dist'', ''scope=dup_dist''', 'BEFORE INSERT', 'ROW'),
+	-- an option given twice
+	('fp, 3, ''skip'', ''scope=dup_of'', ''scope=dup_dist''', 'BEFORE INSERT', 'ROW'),
+	('fp, 3, ''link'', dup_of, ''link_key=dup_of''', 'BEFORE INSERT', 'ROW'),
+	('fp, 3, ''link'', ''link_distance=dup_dist'', ''link_distance=dup_dist''', 'BEFORE INSERT', 'ROW'),
+	-- link_key= and link_distance= name one column each, read as identifiers
+	('fp, 3, ''link'', ''link_key=DUP_OF'', ''link_distance= dup_dist ''', 'BEFORE INSERT', 'ROW'),
+	('fp, 3, ''link'', ''link_key="DUP_OF"''', 'BEFORE INSERT', 'ROW'),
+	('fp, 3, ''link'', ''link_key=dup_of,dup_dist''', 'BEFORE INSERT', 'ROW'),
+	('fp, 3, ''link'', ''link_distance=''', 'BEFORE INSERT', 'ROW')
 ) v(args, timing, level);
 DROP TRIGGER x ON nd;
+-- what the details say (the trigger is created inside the failing statement)
+SELECT args, (SELECT detail FROM error_fields(format(
+	$q$CREATE TRIGGER x BEFORE INSERT ON nd FOR EACH ROW
+	   EXECUTE FUNCTION simhash_near_duplicate_trigger(%s);
+	   INSERT INTO nd (id, fp) VALUES (1, '0123456789abcdef')$q$, args)))
+FROM (VALUES ('fp, 3, ''link'', id'), ('fp, 3, ''link'', dup_of, dup_of'),
+			 ('fp, 3, ''link'', ''link_distance=dup_dist'', ''scope=dup_dist'''),
+			 ('fp, 3, ''skip'', ''scope=dup_of'', ''scope=dup_dist'''),
+			 ('fp, 3, ''link'', ''link_key=dup_of,dup_dist''')) v(args);
+-- column names with capitals and spaces, in double quotes as in SQL
+CREATE TABLE quoted (id int PRIMARY KEY, "Owner Id" int, fp simhash64, "Dup Of" int, "dist" int);
+CREATE INDEX ON quoted USING simhash (fp);
+CREATE TRIGGER n BEFORE INSERT ON quoted FOR EACH ROW
+	EXECUTE FUNCTION simhash_near_duplicate_trigger(fp, 3, 'link', 'scope="Owner Id"',
+													'link_key="Dup Of"', 'link_distance=DIST');
+INSERT INTO quoted (id, "Owner Id", fp) VALUES (1, 7, bits(0)), (2, 7, bits(1)), (3, 8, bits(1));
+SELECT * FROM quoted ORDER BY id;
+-- an index with INCLUDE serves the trigger: its one key column is the fingerprint
+CREATE TABLE incl (id int PRIMARY KEY, fp simhash64, n int);
+CREATE INDEX ON incl USING simhash (fp) INCLUDE (n);
+CREATE TRIGGER n BEFORE INSERT ON incl FOR EACH ROW
+	EXECUTE FUNCTION simhash_near_duplicate_trigger(fp, 3, 'reject');
+INSERT INTO incl VALUES (1, bits(0), 1);
+SELECT sqlstate_of($$INSERT INTO incl VALUES (2, bits(1), 2)$$) AS near_copy;
+SELECT sqlstate_of($$INSERT INTO incl VALUES (3, bits(20), 3)$$) AS far;
+DROP TABLE quoted, incl;
 -- no simhash index, a partial one, a dropped or renamed column, no primary key
 CREATE TABLE noidx (id int PRIMARY KEY, fp simhash64, fp2 simhash64, d int);
 CREATE TRIGGER n BEFORE INSERT ON noidx FOR EACH ROW

@@ -133,7 +133,7 @@ SimhashFingerprintIndex(Relation rel, AttrNumber attno, const char *colname)
 	{
 		Relation	index = index_open(lfirst_oid(lc), AccessShareLock);
 		bool		ok = SimhashIsIndexAm(index->rd_rel->relam) &&
-			index->rd_index->indnatts == 1 &&
+			index->rd_index->indnkeyatts == 1 &&
 			index->rd_index->indkey.values[0] == attno &&
 			index->rd_index->indisvalid && index->rd_index->indisready &&
 			RelationGetIndexPredicate(index) == NIL;
@@ -147,7 +147,7 @@ SimhashFingerprintIndex(Relation rel, AttrNumber attno, const char *colname)
 			(errcode(ERRCODE_UNDEFINED_OBJECT),
 			 errmsg("table \"%s\" has no simhash index on column \"%s\"",
 					RelationGetRelationName(rel), colname),
-			 errdetail("The near-duplicate trigger searches the table through a valid, non-partial simhash index on the fingerprint column."),
+			 errdetail("The near-duplicate trigger searches the table through a valid, non-partial simhash index whose only key column is the fingerprint column."),
 			 errhint("CREATE INDEX ON %s USING simhash (%s);",
 					 quote_identifier(RelationGetRelationName(rel)),
 					 quote_identifier(colname))));
@@ -371,6 +371,69 @@ SimhashParseTextColumns(SimhashNearDupInfo *info, Trigger *trigger, Relation rel
 	}
 }
 
+/* The column of an option "name=column": one identifier, as SQL reads it. */
+static const char *
+SimhashParseColumn(Trigger *trigger, const char *arg)
+{
+	List	   *names = NIL;
+
+	if (!SplitIdentifierString(pstrdup(strchr(arg, '=') + 1), ',', &names) ||
+		list_length(names) != 1)
+		SimhashBadArgument(trigger, "Cannot read one column name in \"%s\".", arg);
+	return linitial(names);
+}
+
+/*
+ * Refuse an option given twice ("seen": it was given before; a link column
+ * given by position counts as link_key= or link_distance=).
+ */
+static void
+SimhashOnlyOnce(Trigger *trigger, const char *option, bool seen)
+{
+	if (seen)
+		SimhashBadArgument(trigger, "Option \"%s\" is given more than once.", option);
+}
+
+/*
+ * Refuse link columns that would overwrite what the row is checked by or
+ * named by: the primary key, the fingerprint, a scope or text column, or
+ * the other link column.
+ */
+static void
+SimhashCheckLinkColumns(SimhashNearDupInfo *info, Relation rel, Trigger *trigger)
+{
+	AttrNumber	cols[2] = {info->link_key_attno, info->link_dist_attno};
+
+	for (int c = 0; c < 2; c++)
+	{
+		AttrNumber	attno = cols[c];
+		const char *name;
+		const char *what = NULL;
+
+		if (attno == 0)
+			continue;
+		name = NameStr(TupleDescAttr(RelationGetDescr(rel), attno - 1)->attname);
+		if (attno == info->fp_attno)
+			what = "the fingerprint column";
+		for (int i = 0; i < info->nkey && what == NULL; i++)
+			if (attno == get_attnum(RelationGetRelid(rel), info->key_name[i]))
+				what = "a column of the primary key";
+		for (int i = 0; i < info->nscope && what == NULL; i++)
+			if (attno == info->scope_attno[i])
+				what = "a scope column";
+		for (int i = 0; i < info->ntext && what == NULL; i++)
+			if (attno == info->text_attno[i])
+				what = "a text column";
+		if (what == NULL && c == 1 && attno == cols[0])
+			what = "the link key column";
+		if (what != NULL)
+			SimhashBadArgument(trigger,
+							   psprintf("The link column \"%%s\" is %s, which the trigger must not overwrite.",
+										what),
+							   name);
+	}
+}
+
 /*
  * Work out the trigger's definition and the competing tables, once per
  * statement (cached in fn_extra, which lives as long as the statement).
@@ -418,22 +481,41 @@ SimhashNearDupSetup(FunctionCallInfo fcinfo, TriggerData *trigdata)
 		const char *arg = trigger->tgargs[i];
 
 		if (strncmp(arg, "scope=", 6) == 0)
+		{
+			SimhashOnlyOnce(trigger, "scope=", scope_names != NULL);
 			scope_names = SimhashParseColumnList(trigger, arg,
 												 gettext_noop("Cannot read the scope columns of \"%s\"."),
 												 &info->nscope);
+		}
 		else if (strncmp(arg, "text=", 5) == 0)
+		{
+			SimhashOnlyOnce(trigger, "text=", info->ntext > 0);
 			SimhashParseTextColumns(info, trigger, rel, arg);
+		}
 		else if (strncmp(arg, "link_key=", 9) == 0)
-			key_col = arg + 9;
+		{
+			SimhashOnlyOnce(trigger, "link_key=", key_col != NULL);
+			key_col = SimhashParseColumn(trigger, arg);
+		}
 		else if (strncmp(arg, "link_distance=", 14) == 0)
-			dist_col = arg + 14;
+		{
+			SimhashOnlyOnce(trigger, "link_distance=", dist_col != NULL);
+			dist_col = SimhashParseColumn(trigger, arg);
+		}
 		else if (strchr(arg, '=') == NULL && info->action == SIMHASH_ACTION_LINK &&
 				 npositional < 2)
 		{
+			/* already an identifier: CREATE TRIGGER read it as SQL does */
 			if (npositional++ == 0)
+			{
+				SimhashOnlyOnce(trigger, "link_key=", key_col != NULL);
 				key_col = arg;
+			}
 			else
+			{
+				SimhashOnlyOnce(trigger, "link_distance=", dist_col != NULL);
 				dist_col = arg;
+			}
 		}
 		else
 			SimhashBadArgument(trigger, "Unknown argument \"%s\".", arg);
@@ -447,6 +529,7 @@ SimhashNearDupSetup(FunctionCallInfo fcinfo, TriggerData *trigdata)
 	if (info->action == SIMHASH_ACTION_LINK)
 		SimhashSetupLink(info, rel, trigger, key_col, dist_col);
 	SimhashSetupScope(info, rel, scope_names);
+	SimhashCheckLinkColumns(info, rel, trigger);
 
 	/* generated columns are computed after BEFORE triggers: compute it here */
 	if (fpatt->attgenerated == ATTRIBUTE_GENERATED_STORED)

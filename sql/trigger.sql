@@ -40,7 +40,7 @@ SELECT simhash('Only a body.') = fp AS one_column FROM art WHERE id = 2;
 -- no feature spans two columns: "a" + "b" is not the word "ab"
 INSERT INTO art VALUES (5, 'a', 'b', NULL, NULL);
 SELECT fp = simhash('a b') AS separate_words, fp <> simhash('ab') AS not_joined FROM art WHERE id = 5;
--- UPDATE recomputes when a text column or the fingerprint is assigned, only
+-- UPDATE recomputes when a text column or the fingerprint is assigned
 ALTER TABLE art DISABLE TRIGGER art_fp;
 UPDATE art SET fp = '0123456789abcdef' WHERE id = 1;
 ALTER TABLE art ENABLE TRIGGER art_fp;
@@ -50,6 +50,29 @@ UPDATE art SET body = body WHERE id = 1;
 SELECT fp = simhash(concat_ws(E'\n', title, body)) AS recomputed FROM art WHERE id = 1;
 UPDATE art SET fp = '0123456789abcdef' WHERE id = 1;
 SELECT fp = simhash(concat_ws(E'\n', title, body)) AS overwritten FROM art WHERE id = 1;
+-- and when the text changes without being assigned, as by an earlier BEFORE
+-- trigger (art_body fires before art_fp), also through the SET of an
+-- ON CONFLICT DO UPDATE: the fingerprint follows the text
+CREATE FUNCTION body_from_note() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+	IF NEW.note IS DISTINCT FROM OLD.note THEN
+		NEW.body := 'A body about ' || NEW.note;
+	END IF;
+	RETURN NEW;
+END $$;
+CREATE TRIGGER art_body BEFORE UPDATE ON art FOR EACH ROW EXECUTE FUNCTION body_from_note();
+UPDATE art SET note = 'cats' WHERE id = 1;
+SELECT body, fp = simhash(concat_ws(E'\n', title, body)) AS follows_text FROM art WHERE id = 1;
+INSERT INTO art (id, note) VALUES (1, 'dogs') ON CONFLICT (id) DO UPDATE SET note = excluded.note;
+SELECT body, fp = simhash(concat_ws(E'\n', title, body)) AS follows_text FROM art WHERE id = 1;
+-- an unchanged text keeps the stored fingerprint, even a wrong one
+ALTER TABLE art DISABLE TRIGGER art_fp;
+UPDATE art SET fp = '0123456789abcdef' WHERE id = 1;
+ALTER TABLE art ENABLE TRIGGER art_fp;
+UPDATE art SET note = 'dogs' WHERE id = 1;
+SELECT fp FROM art WHERE id = 1;
+DROP TRIGGER art_body ON art;
+DROP FUNCTION body_from_note();
 DROP TRIGGER art_fp ON art;
 
 -- misuse: each a coded error, nothing stored

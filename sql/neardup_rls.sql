@@ -70,7 +70,9 @@ FROM unnest(ARRAY['docs_reject', 'docs_skip', 'docs_link']) t,
 		'UPDATE rls.%I SET owner = ''simhash_rls_alice'', body = %L WHERE id = 100',
 		'INSERT INTO rls.%I (owner, body) VALUES (''simhash_rls_alice'', %L) ON CONFLICT DO NOTHING',
 		'INSERT INTO rls.%I (id, owner, body) VALUES (100, current_user, ''zzz'') ON CONFLICT (id) DO UPDATE SET owner = ''simhash_rls_alice'', body = %L',
-		'INSERT INTO rls.%I (owner, body) SELECT ''simhash_rls_alice'', %L RETURNING id'
+		'INSERT INTO rls.%I (owner, body) SELECT ''simhash_rls_alice'', %L RETURNING id',
+		'MERGE INTO rls.%I d USING (VALUES (%L)) s(b) ON false WHEN NOT MATCHED THEN INSERT (owner, body) VALUES (''simhash_rls_alice'', s.b)',
+		'MERGE INTO rls.%I d USING (VALUES (%L)) s(b) ON d.id = 100 WHEN MATCHED THEN UPDATE SET owner = ''simhash_rls_alice'', body = s.b'
 	 ]) WITH ORDINALITY AS s(q, n)
 ORDER BY t, n, guess;
 -- bob's row is as it was

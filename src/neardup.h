@@ -29,6 +29,7 @@ extern Datum simhash_text(PG_FUNCTION_ARGS);
 
 /* trigger_util.c */
 extern TriggerData *SimhashTriggerData(FunctionCallInfo fcinfo, const char *name);
+extern Oid	SimhashTriggerDefiningTable(Trigger *trigger, Oid relid);
 extern AttrNumber SimhashTriggerColumn(Relation rel, const char *colname, const char *role);
 extern AttrNumber SimhashTriggerFingerprintColumn(Relation rel, const char *colname,
 												  const char *role);

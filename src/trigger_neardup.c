@@ -85,43 +85,6 @@ SimhashParseRadius(Trigger *trigger, const char *arg)
 	return k;
 }
 
-/*
- * The table the trigger was created on: the trigger's own table, or for a
- * clone on a partition, the partitioned table of the original trigger.
- */
-static Oid
-SimhashTriggerDefiningTable(Trigger *trigger, Oid relid)
-{
-	Oid			tgoid = trigger->tgoid;
-	Relation	tgrel;
-
-	if (!trigger->tgisclone)
-		return relid;
-	tgrel = table_open(TriggerRelationId, AccessShareLock);
-	for (;;)
-	{
-		ScanKeyData key;
-		SysScanDesc scan;
-		HeapTuple	tup;
-		Oid			parent;
-
-		ScanKeyInit(&key, Anum_pg_trigger_oid, BTEqualStrategyNumber, F_OIDEQ,
-					ObjectIdGetDatum(tgoid));
-		scan = systable_beginscan(tgrel, TriggerOidIndexId, true, NULL, 1, &key);
-		tup = systable_getnext(scan);
-		if (!HeapTupleIsValid(tup))
-			elog(ERROR, "could not find trigger %u", tgoid);
-		relid = ((Form_pg_trigger) GETSTRUCT(tup))->tgrelid;
-		parent = ((Form_pg_trigger) GETSTRUCT(tup))->tgparentid;
-		systable_endscan(scan);
-		if (!OidIsValid(parent))
-			break;
-		tgoid = parent;
-	}
-	table_close(tgrel, AccessShareLock);
-	return relid;
-}
-
 /* The simhash index of a table on its fingerprint column, or an error. */
 static Oid
 SimhashFingerprintIndex(Relation rel, AttrNumber attno, const char *colname)

@@ -8,8 +8,9 @@
  *		EXECUTE FUNCTION simhash_near_duplicate_trigger(fp, 3, 'reject');
  *
  * This file reads and checks the trigger's arguments and applies the action
- * (reject, skip, link); the search is in neardup_search.c and the locks
- * that make it race-free in neardup_lock.c.  README.md documents the
+ * (reject, skip, link); the search is in neardup_search.c, the locks
+ * that make it race-free in neardup_lock.c, and the row-level security
+ * check that comes before both in neardup_rls.c.  README.md documents the
  * arguments; src/README, "The near-duplicate triggers", the design.
  *
  * Copyright (c) 2026, the simhash authors

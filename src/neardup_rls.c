@@ -300,8 +300,8 @@ SimhashAddTableChecks(SimhashRlsCheck *check, List **whens, SimhashRlsVars *vars
 }
 
 /*
- * The tables whose policies may apply to a row of "relid": its ancestors,
- * the root first, then the table itself.
+ * The tables whose policies may apply to a row of "rel": its partition
+ * ancestors, the root first, then the table itself.
  */
 static List *
 SimhashPolicyTables(Relation rel)
@@ -465,12 +465,13 @@ SimhashRlsReceive(TupleTableSlot *slot, DestReceiver *self)
 	return true;
 }
 
-/* DestReceiver startup, shutdown and destroy: nothing to do */
+/* DestReceiver rStartup: nothing to set up. */
 static void
 SimhashRlsStartup(DestReceiver *self, int operation, TupleDesc typeinfo)
 {
 }
 
+/* DestReceiver rShutdown and rDestroy: nothing to release. */
 static void
 SimhashRlsNothing(DestReceiver *self)
 {

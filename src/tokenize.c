@@ -788,6 +788,52 @@ SimhashFeedAscii(SimhashTokenizer *tk, const unsigned char *s, size_t i, size_t 
 	}
 }
 
+/* Is s[0..2] a well-formed 3-byte sequence other than E0 and ED ones? */
+#define SimhashPlain3(s) \
+	((s)[0] >= 0xE1 && (s)[0] <= 0xEF && (s)[0] != 0xED && \
+	 ((s)[1] & 0xC0) == 0x80 && ((s)[2] & 0xC0) == 0x80)
+#define SimhashDecode3(s) \
+	(((pg_wchar) ((s)[0] & 0x0F) << 12) | ((pg_wchar) ((s)[1] & 0x3F) << 6) | \
+	 ((s)[2] & 0x3F))
+
+/*
+ * Chinese: from s[i], Han characters of three bytes, NFKC-stable and not
+ * folding, each followed by a boundary (so each is a segment of its own),
+ * with no word or kana run pending: each is a feature of its own, hashed
+ * in place (a well-formed sequence is the UTF-8 of what it decodes to).
+ * Returns where it stopped, i itself if s[i] is no such character.
+ */
+static inline size_t
+SimhashFeedHan(SimhashTokenizer *tk, const unsigned char *s, size_t i, size_t len)
+{
+	if (i + 6 > len || !SimhashPlain3(s + i) ||
+		(SimhashCharProps(SimhashDecode3(s + i)) & SIMHASH_HAN_MASK) != SIMHASH_HAN_PLAIN)
+		return i;
+	/* s[i..i+2] is such a character: is the next one a boundary? */
+	while (i + 6 <= len)
+	{
+		const unsigned char *next = s + i + 3;
+		uint8		props;
+
+		if (*next < 0x80)
+		{
+			/* ASCII is a boundary: back to the ASCII paths */
+			SimhashAddFeature(tk->fs, (const char *) s + i, 3);
+			return i + 3;
+		}
+		if (!SimhashPlain3(next))
+			break;
+		props = SimhashCharProps(SimhashDecode3(next));
+		if (!(props & SIMHASH_UFLAG_BOUNDARY))
+			break;
+		SimhashAddFeature(tk->fs, (const char *) s + i, 3);
+		i += 3;
+		if ((props & SIMHASH_HAN_MASK) != SIMHASH_HAN_PLAIN)
+			break;
+	}
+	return i;
+}
+
 /*
  * Tokenize s[0..len).  Returns the number of bytes consumed.  Unless
  * "final", stops at the start of a segment whose end cannot be known yet;
@@ -865,6 +911,15 @@ SimhashFeed(SimhashTokenizer *tk, const unsigned char *s, size_t len, bool final
 				goto slow;		/* single letter before a non-ASCII byte */
 			continue;
 		}
+		if (b >= 0xE1 && tk->wlen == 0 && !tk->streaming && tk->kana_run == 0)
+		{
+			/* fast path: Chinese */
+			size_t		start = i;
+
+			i = SimhashFeedHan(tk, s, i, len);
+			if (i != start)
+				continue;
+		}
 		if (b < 0x80 && (i + 1 < len ? s[i + 1] < 0x80 : final))
 		{
 			/* fast path: ASCII separator followed by ASCII */
@@ -893,32 +948,6 @@ slow:
 			uint8		first = props;
 			size_t		j = i + n;
 
-			/*
-			 * Chinese: a Han character that is a segment by itself (the
-			 * next code point is a boundary), with no word or kana run
-			 * pending, is a feature of its own, hashed in place (a
-			 * well-formed sequence decoded is its own UTF-8).
-			 */
-			if ((props & SIMHASH_HAN_MASK) == SIMHASH_HAN_PLAIN && j < len &&
-				tk->wlen == 0 && !tk->streaming && tk->kana_run == 0)
-			{
-				pg_wchar	c2;
-				int			n2 = SimhashReadChar(s + j, len - j, final, &c2);
-				uint8		props2 = n2 > 0 ? SimhashCharProps(c2) : 0;
-
-				if (props2 & SIMHASH_UFLAG_BOUNDARY)
-				{
-					SimhashAddFeature(tk->fs, (const char *) s + i, n);
-					i = j;
-					c = c2;
-					n = n2;
-					props = props2;
-					if (c < 0x80)
-						break;	/* ASCII: back to the fast paths */
-					continue;
-				}
-			}
-
 			seg[0] = c;
 			for (;;)
 			{
@@ -940,8 +969,8 @@ slow:
 			}
 			SimhashEmitSegment(tk, seg, nseg, first);
 			i = j;
-			if (n == 0 || c < 0x80)
-				break;			/* the end, or ASCII: back to the fast paths */
+			if (n == 0 || c < 0x80 || (props & SIMHASH_HAN_MASK) == SIMHASH_HAN_PLAIN)
+				break;			/* the end, ASCII or Han: back to the fast paths */
 		}
 	}
 	return i;

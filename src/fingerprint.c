@@ -92,6 +92,9 @@ typedef struct SimhashIntCounters
 	uint64		total;
 } SimhashIntCounters;
 
+/* slots examined at a time by SimhashFeatureSetFingerprint */
+#define SIMHASH_SLOT_BATCH		256
+
 /* largest sum a byte lane may hold */
 #define SIMHASH_LANE_MAX		255
 
@@ -183,12 +186,27 @@ SimhashFeatureSetFingerprint(const SimhashFeatureSet *fs)
 	if (!simhash_spread_ready)
 		SimhashInitSpread();
 	memset(&c, 0, sizeof(c));
-	for (uint32 slot = 0; slot <= fs->mask; slot++)
+	for (uint32 base = 0; base <= fs->mask; base += SIMHASH_SLOT_BATCH)
 	{
-		uint32		n = fs->slots[slot].count;
+		uint32		occupied[SIMHASH_SLOT_BATCH];
+		uint32		nocc = 0;
+		uint32		nslots = Min(fs->mask + 1 - base, SIMHASH_SLOT_BATCH);
 
-		if (n != 0)
-			SimhashIntAdd(&c, SimhashSlotHash(&fs->slots[slot]), Min((uint64) n, cap));
+		/*
+		 * Gather the occupied slots first, without a branch: whether a
+		 * slot is empty is a coin toss the processor cannot predict.
+		 */
+		for (uint32 k = 0; k < nslots; k++)
+		{
+			occupied[nocc] = base + k;
+			nocc += (fs->slots[base + k].count != 0);
+		}
+		for (uint32 k = 0; k < nocc; k++)
+		{
+			const SimhashFeatureSlot *slot = &fs->slots[occupied[k]];
+
+			SimhashIntAdd(&c, SimhashSlotHash(slot), Min((uint64) slot->count, cap));
+		}
 	}
 	SimhashIntFlush(&c);
 

@@ -10,7 +10,8 @@ letters with precomposed and combining accents, Greek, Cyrillic, Han,
 hiragana and katakana (half-width too), Hangul syllables and jamo,
 full-width forms, ligatures, characters with multi-character case
 foldings (sharp s, ligature ff, Armenian), long runs of combining marks,
-emoji, ill-formed UTF-8 bytes, and a few very long words.  The harness
+emoji, ill-formed UTF-8 bytes, a few very long words and a few texts of
+more than 1 MB (the tokenizer's chunk).  The harness
 reads bytes, so ill-formed sequences reach the tokenizer as they are.
 fpharness -o of the old and the new build must give the same lines.
 """
@@ -60,6 +61,10 @@ def doc(rng):
     body = b"".join(parts)
     if rng.random() < 0.01:
         body += b"y" * rng.randint(60000, 140000)	# past the 64 kB word buffer
+    if body and rng.random() < 0.01:
+        # past the tokenizer's 1 MB chunks, cut at some offset in a piece
+        body = body * (1200000 // len(body) + 1)
+        body = body[rng.randint(0, 40):]
     return body
 
 

@@ -213,7 +213,13 @@ SimhashCostJoinPath(PlannerInfo *root, CustomPath *cpath, Path *outer_path,
 	probe_ops = SIMHASH_JOIN_PROBE_OPS + SIMHASH_JOIN_PROBE_MISS_OPS *
 		log2(1 + batch_rows / SIMHASH_JOIN_CACHE_ROWS);
 
-	sel = SimhashEstimateRadius(root, NULL, jc->outer_arg, jc->inner_arg, Max(radius, 0));
+	/*
+	 * The clause's own estimate, which the join's rows come from (counted in
+	 * an index where the planner hook could, see planner.c); estimating it
+	 * again here from statistics alone would make the cost follow ANALYZE's
+	 * sample.
+	 */
+	sel = clause_selectivity(root, (Node *) jc->rinfo, 0, JOIN_INNER, NULL);
 	npairs = clamp_row_est(nouter * ninner * sel);
 	cost_qual_eval(&qcost, others, root);
 

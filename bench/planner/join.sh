@@ -12,10 +12,12 @@
 #      and the time of each (best of 2 runs), and the ratio of the chosen
 #      plan's time to the faster alternative's;
 #   3. a summary per probe size (join_summary.sql).
-# Results: printed, and bench/data/planner/join_sweep.csv.
+# Results: printed, and bench/data/planner/join_sweep.csv
+# (join_sweep_workersN.csv with WORKERS=N).
 # Connection: PG* variables; without PGDATABASE, database simhash_planner
 # (created if missing).  SKIP_SETUP=1 reuses the tables; SIZES (comma-
-# separated) and NANALYZE narrow the sweep.
+# separated) and NANALYZE narrow the sweep; WORKERS sets
+# max_parallel_workers_per_gather (default 0).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -32,9 +34,10 @@ if [ -z "${SKIP_SETUP:-}" ]; then
 	psql -X -q -v ON_ERROR_STOP=1 -f "$here/join_setup.sql" >/dev/null
 fi
 
+suffix=${WORKERS:+_workers$WORKERS}
 echo "== sweep: plan chosen and time of each alternative per sample of statistics"
 psql -X -q -v ON_ERROR_STOP=1 -v sizes="${SIZES:-10,100,1000,10000,50000}" \
-	-v nanalyze="${NANALYZE:-20}" -f "$here/join_sweep.sql" | tee "$out/join_sweep.csv"
+	-v nanalyze="${NANALYZE:-20}" ${WORKERS:+-v workers="$WORKERS"} -f "$here/join_sweep.sql" | tee "$out/join_sweep$suffix.csv"
 
 echo "== summary"
-psql -X -q -v ON_ERROR_STOP=1 -v csv="$out/join_sweep.csv" -f "$here/join_summary.sql"
+psql -X -q -v ON_ERROR_STOP=1 -v csv="$out/join_sweep$suffix.csv" -f "$here/join_summary.sql"

@@ -6,26 +6,40 @@
 -- best of 2 runs, ms_chosen measured on its own; ratio is the time of the
 -- alternative that is the chosen plan over the faster alternative's (both
 -- measured the same way; ms_chosen when the chosen plan is neither).
+-- Parallel query is off unless "workers" sets max_parallel_workers_per_gather;
+-- a plan under a Gather is labelled "gather".
 \set ON_ERROR_STOP on
 SET client_min_messages = warning;
+\if :{?workers}
+SET max_parallel_workers_per_gather = :workers;
+\else
 SET max_parallel_workers_per_gather = 0;
+\endif
 SET jit = off;
 
 -- the join of a probe set against jc_t
 CREATE OR REPLACE FUNCTION jc_query(n int) RETURNS text LANGUAGE sql AS
 $$SELECT format('SELECT count(*) FROM jc_probe_%s p JOIN jc_t t ON t.fp <-> p.fp <= 3', n)$$;
--- the join node under the Aggregate: "nestloop" or "band:<built relation>"
+-- the join node under the Aggregate (and a Gather): "nestedloop" or
+-- "band:<built relation>", with "par:" in front under a Gather, and its
+-- cost (of one process's share, under a Gather)
 CREATE OR REPLACE FUNCTION jc_plan(q text, OUT label text, OUT cost float8, OUT inner_rows float8)
 LANGUAGE plpgsql AS $$
-DECLARE plan json; j json;
+DECLARE plan json; j json; prefix text := '';
 BEGIN
 	EXECUTE 'EXPLAIN (FORMAT JSON) ' || q INTO plan;
 	j := plan -> 0 -> 'Plan' -> 'Plans' -> 0;
+	WHILE j ->> 'Node Type' IN ('Gather', 'Aggregate') LOOP
+		IF j ->> 'Node Type' = 'Gather' THEN
+			prefix := 'par:';
+		END IF;
+		j := j -> 'Plans' -> 0;
+	END LOOP;
 	cost := (j ->> 'Total Cost')::float8;
 	IF j ->> 'Node Type' = 'Custom Scan' THEN
-		label := 'band:' || replace(j -> 'Plans' -> 1 ->> 'Relation Name', 'jc_', '');
+		label := prefix || 'band:' || replace(j -> 'Plans' -> 1 ->> 'Relation Name', 'jc_', '');
 	ELSE
-		label := lower(replace(j ->> 'Node Type', ' ', ''));
+		label := prefix || lower(replace(j ->> 'Node Type', ' ', ''));
 		inner_rows := (j -> 'Plans' -> 1 ->> 'Plan Rows')::float8;
 	END IF;
 END $$;

@@ -36,6 +36,7 @@
 #include "optimizer/restrictinfo.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
+#include "utils/selfuncs.h"
 #include "utils/syscache.h"
 
 #include "shindex.h"
@@ -141,6 +142,32 @@ SimhashDerivedClauses(PlannerInfo *root, const SimhashJoinClause *jc)
 }
 
 /*
+ * Probability that an outer and an inner row are within "radius": counted
+ * in a simhash index on either side where there is one, as the planner
+ * hook counts it for the clause (planner.c; the counts are shared within
+ * the statement), else from statistics.  Statistics alone would make the
+ * cost follow ANALYZE's sample of the table.
+ */
+static Selectivity
+SimhashEstimateJoinPairs(PlannerInfo *root, const SimhashJoinClause *jc, int radius)
+{
+	Node	   *sides[2] = {jc->inner_arg, jc->outer_arg};
+
+	for (int i = 0; i < 2; i++)
+	{
+		VariableStatData vardata;
+		IndexOptInfo *index;
+
+		examine_variable(root, sides[i], 0, &vardata);
+		index = SimhashFindIndex(root, &vardata);
+		ReleaseVariableStats(vardata);
+		if (index != NULL)
+			return SimhashEstimateRadius(root, index, sides[i], sides[1 - i], radius);
+	}
+	return SimhashEstimateRadius(root, NULL, jc->outer_arg, jc->inner_arg, radius);
+}
+
+/*
  * The cost model's per-row work, in cpu_operator_cost units, measured
  * against the nested loop over the index in bench/planner (RESULTS.md,
  * "Band join or nested loop"):
@@ -209,17 +236,15 @@ SimhashCostJoinPath(PlannerInfo *root, CustomPath *cpath, Path *outer_path,
 		ncandidates += keys * batch_rows / SIMHASH_BAND_KEYS;
 	}
 	if (plan.fullscan)
+	{
+		/* band 0's whole order, read once */
+		nprobes = 1;
 		ncandidates = batch_rows;
+	}
 	probe_ops = SIMHASH_JOIN_PROBE_OPS + SIMHASH_JOIN_PROBE_MISS_OPS *
 		log2(1 + batch_rows / SIMHASH_JOIN_CACHE_ROWS);
 
-	/*
-	 * The clause's own estimate, which the join's rows come from (counted in
-	 * an index where the planner hook could, see planner.c); estimating it
-	 * again here from statistics alone would make the cost follow ANALYZE's
-	 * sample.
-	 */
-	sel = clause_selectivity(root, (Node *) jc->rinfo, 0, JOIN_INNER, NULL);
+	sel = SimhashEstimateJoinPairs(root, jc, Max(radius, 0));
 	npairs = clamp_row_est(nouter * ninner * sel);
 	cost_qual_eval(&qcost, others, root);
 

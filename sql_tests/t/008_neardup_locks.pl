@@ -20,7 +20,8 @@
 #     pg_locks) FROM PUBLIC, intruder gets 42501 from both; revoking the
 #     view alone is not enough.  pg_stat_activity shows intruder nothing of
 #     another role's waiting session; pg_blocking_pids tells who waits for
-#     whom.
+#     whom.  pg_locks shows every database's locks, so the REVOKEs are
+#     needed in every database; pg_monitor can be granted them back.
 #  5. What is left: an insert that shares one 16-bit block with an
 #     in-flight row waits for it (the probe of README).
 
@@ -62,8 +63,8 @@ GRANT USAGE ON SEQUENCE docs_id_seq, tdocs_id_seq TO victim, intruder;
 # psql as a role; returns (stdout, stderr), errors with their SQLSTATE
 sub as_role
 {
-	my ($role, $sql) = @_;
-	my ($ret, $out, $err) = $node->psql('postgres', "\\set VERBOSITY verbose\n$sql",
+	my ($role, $sql, $db) = @_;
+	my ($ret, $out, $err) = $node->psql($db // 'postgres', "\\set VERBOSITY verbose\n$sql",
 		extra_params => [ '-U', $role ]);
 	return ($out, $err);
 }
@@ -229,6 +230,25 @@ $node->safe_psql('postgres', 'REVOKE SELECT ON pg_catalog.pg_locks FROM PUBLIC')
 is($node->safe_psql('postgres',
 		"SELECT count(*) FROM pg_locks WHERE objsubid = 21320 AND mode = 'ExclusiveLock'"),
 	'8', 'a superuser still sees the cells');
+$node->safe_psql('postgres', q{
+CREATE ROLE monitor LOGIN IN ROLE pg_monitor;
+GRANT EXECUTE ON FUNCTION pg_catalog.pg_lock_status() TO pg_monitor;
+GRANT SELECT ON pg_catalog.pg_locks TO pg_monitor});
+($out, $err) = as_role('monitor',
+	"SELECT count(*) FROM pg_locks WHERE objsubid = 21320 AND mode = 'ExclusiveLock'");
+is($out . $err, '8', 'a member of pg_monitor, granted both back, sees the cells');
+
+# pg_lock_status() shows the locks of every database, and its privileges
+# are those of the database one is connected to
+$node->safe_psql('postgres', 'CREATE DATABASE other');
+my $cells_of_postgres = q{SELECT count(*) FROM pg_locks WHERE objsubid = 21320 AND mode = 'ExclusiveLock'
+  AND database = (SELECT oid FROM pg_database WHERE datname = 'postgres')};
+($out, $err) = as_role('intruder', $cells_of_postgres, 'other');
+is($out . $err, '8', 'from another database without the REVOKEs, intruder still reads the cells');
+$node->safe_psql('other', 'REVOKE SELECT ON pg_catalog.pg_locks FROM PUBLIC; '
+	  . 'REVOKE EXECUTE ON FUNCTION pg_catalog.pg_lock_status() FROM PUBLIC');
+($out, $err) = as_role('intruder', $cells_of_postgres, 'other');
+like($err, qr/ERROR:  42501: permission denied for view pg_locks/, 'after the REVOKEs there too: 42501');
 
 # a second victim session waits for the first on a near-copy
 my $waiter = $node->background_psql('postgres', extra_params => [ '-U', 'victim' ], on_error_stop => 0);

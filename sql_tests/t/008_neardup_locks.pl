@@ -13,7 +13,8 @@
 #  2. Scopes do not share cells: a dictionary built in one scope decodes
 #     nothing of another scope's row, and a probe in one scope does not wait
 #     for another scope's row, even when the two scope values' hashes agree
-#     in their low 13 bits (which shared cells before).
+#     in their low 13 bits (which shared cells before); under row-level
+#     security a role cannot take another tenant's cells at all.
 #  3. A unique index, for comparison: pg_locks shows no value, and a
 #     blocked insert tells that the same value is in flight.
 #  4. After REVOKE EXECUTE ON FUNCTION pg_lock_status() (and SELECT ON
@@ -55,9 +56,16 @@ CREATE INDEX ON tdocs USING simhash (fp);
 CREATE TRIGGER nd BEFORE INSERT OR UPDATE ON tdocs FOR EACH ROW
 	EXECUTE FUNCTION simhash_near_duplicate_trigger(fp, 3, 'reject', 'scope=tenant');
 CREATE TABLE uniq (v int8 UNIQUE);
-GRANT SELECT, INSERT ON docs, tdocs, uniq TO victim;
-GRANT INSERT ON docs, tdocs, uniq TO intruder;
-GRANT USAGE ON SEQUENCE docs_id_seq, tdocs_id_seq TO victim, intruder;
+-- tenants under row-level security: each role writes its own tenant only
+CREATE TABLE rdocs (id bigserial PRIMARY KEY, tenant text NOT NULL DEFAULT current_user, fp simhash64);
+CREATE INDEX ON rdocs USING simhash (fp);
+CREATE TRIGGER nd BEFORE INSERT OR UPDATE ON rdocs FOR EACH ROW
+	EXECUTE FUNCTION simhash_near_duplicate_trigger(fp, 3, 'reject', 'scope=tenant');
+ALTER TABLE rdocs ENABLE ROW LEVEL SECURITY;
+CREATE POLICY own ON rdocs USING (tenant = current_user) WITH CHECK (tenant = current_user);
+GRANT SELECT, INSERT ON docs, tdocs, uniq, rdocs TO victim;
+GRANT INSERT ON docs, tdocs, uniq, rdocs TO intruder;
+GRANT USAGE ON SEQUENCE docs_id_seq, tdocs_id_seq, rdocs_id_seq TO victim, intruder;
 });
 
 # psql as a role; returns (stdout, stderr), errors with their SQLSTATE
@@ -207,6 +215,18 @@ is($err, '', "the same fingerprint in tenant $twin does not wait for tenant 'a'"
 like($err, qr/ERROR:  55P03: canceling statement due to lock timeout/,
 	"in tenant 'a' it waits (the cells are live)");
 
+# under row-level security that lets each role write its own tenant only,
+# a role cannot take cells of another tenant: the policy refuses the row
+# before the trigger locks anything
+$victim->query_safe("INSERT INTO rdocs (fp) VALUES ('$secret')");
+($out, $err) = as_role('intruder',
+	"SET lock_timeout = '2s'; INSERT INTO rdocs (tenant, fp) VALUES ('victim', '$secret')");
+like($err, qr/ERROR:  42501: new row violates row-level security policy/,
+	"under RLS, a probe in victim's tenant is refused (42501) without waiting");
+($out, $err) = as_role('intruder',
+	"SET lock_timeout = '2s'; BEGIN; INSERT INTO rdocs (fp) VALUES ('$secret'); ROLLBACK;");
+is($err, '', 'and one in its own tenant does not wait');
+
 # --- 4. the mitigation ----------------------------------------------------
 
 $node->safe_psql('postgres', 'REVOKE SELECT ON pg_catalog.pg_locks FROM PUBLIC');
@@ -214,7 +234,7 @@ $node->safe_psql('postgres', 'REVOKE SELECT ON pg_catalog.pg_locks FROM PUBLIC')
 like($err, qr/ERROR:  42501: permission denied for view pg_locks/, 'REVOKE SELECT: pg_locks refused');
 ($out, $err) = as_role('intruder',
 	"SELECT count(*) FROM pg_lock_status() l WHERE l.objsubid = 21320 AND l.mode = 'ExclusiveLock'");
-is($out . $err, '8', 'but pg_lock_status() still shows the cells: revoking the view alone is not enough');
+is($out . $err, '12', 'but pg_lock_status() still shows the cells: revoking the view alone is not enough');
 
 $node->safe_psql('postgres', 'REVOKE EXECUTE ON FUNCTION pg_catalog.pg_lock_status() FROM PUBLIC');
 ($out, $err) = as_role('intruder', 'SELECT count(*) FROM pg_locks');
@@ -229,14 +249,14 @@ like($err, qr/ERROR:  42501: permission denied for function pg_lock_status/,
 $node->safe_psql('postgres', 'REVOKE SELECT ON pg_catalog.pg_locks FROM PUBLIC');
 is($node->safe_psql('postgres',
 		"SELECT count(*) FROM pg_locks WHERE objsubid = 21320 AND mode = 'ExclusiveLock'"),
-	'8', 'a superuser still sees the cells');
+	'12', 'a superuser still sees the cells');
 $node->safe_psql('postgres', q{
 CREATE ROLE monitor LOGIN IN ROLE pg_monitor;
 GRANT EXECUTE ON FUNCTION pg_catalog.pg_lock_status() TO pg_monitor;
 GRANT SELECT ON pg_catalog.pg_locks TO pg_monitor});
 ($out, $err) = as_role('monitor',
 	"SELECT count(*) FROM pg_locks WHERE objsubid = 21320 AND mode = 'ExclusiveLock'");
-is($out . $err, '8', 'a member of pg_monitor, granted both back, sees the cells');
+is($out . $err, '12', 'a member of pg_monitor, granted both back, sees the cells');
 
 # pg_lock_status() shows the locks of every database, and its privileges
 # are those of the database one is connected to
@@ -244,7 +264,7 @@ $node->safe_psql('postgres', 'CREATE DATABASE other');
 my $cells_of_postgres = q{SELECT count(*) FROM pg_locks WHERE objsubid = 21320 AND mode = 'ExclusiveLock'
   AND database = (SELECT oid FROM pg_database WHERE datname = 'postgres')};
 ($out, $err) = as_role('intruder', $cells_of_postgres, 'other');
-is($out . $err, '8', 'from another database without the REVOKEs, intruder still reads the cells');
+is($out . $err, '12', 'from another database without the REVOKEs, intruder still reads the cells');
 $node->safe_psql('other', 'REVOKE SELECT ON pg_catalog.pg_locks FROM PUBLIC; '
 	  . 'REVOKE EXECUTE ON FUNCTION pg_catalog.pg_lock_status() FROM PUBLIC');
 ($out, $err) = as_role('intruder', $cells_of_postgres, 'other');

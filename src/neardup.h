@@ -21,9 +21,6 @@
 
 #include "simhash.h"
 
-/* cell numbers of neardup_lock.c: scope hash bits, and the "own cell" mark */
-#define SIMHASH_SCOPE_MASK		0x1FFF
-
 /* fingerprint.c */
 extern Datum simhash_text(PG_FUNCTION_ARGS);
 

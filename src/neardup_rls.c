@@ -415,7 +415,13 @@ SimhashBuildRlsCheck(Relation leaf, CmdType cmd)
 	query->targetList = list_make1(makeTargetEntry((Expr *) caseexpr, 1, "check", false));
 	query->hasSubLinks = checkExprHasSubLink((Node *) caseexpr);
 
-	/* the views and policies of tables in sub-selects, as the rewriter adds them */
+	/*
+	 * Lock the tables of the sub-selects, as the rewriter does for the
+	 * policies it expands (the executor may have expanded none of these:
+	 * a partitioned table's, for a row put into a partition directly), then
+	 * add the views and policies of those tables, as the rewriter does.
+	 */
+	AcquireRewriteLocks(query, true, false);
 	rewritten = QueryRewrite(query);
 	if (list_length(rewritten) != 1)
 		elog(ERROR, "row-level security check rewritten to %d queries",

@@ -9,6 +9,7 @@ OBJS = \
 	src/clusters.o \
 	src/distance.o \
 	src/fingerprint.o \
+	src/jaccard.o \
 	src/knnpath.o \
 	src/nearestsort.o \
 	src/neardup_lock.o \

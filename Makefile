@@ -50,7 +50,7 @@ EXTENSION = simhash
 DATA = src/simhash--0.1.0.sql src/simhash--0.1.0--0.2.0.sql
 PGFILEDESC = "simhash - near-duplicate text detection"
 
-REGRESS = type distance fingerprint index planner join knn_tiebreak include radius security \
+REGRESS = type distance fingerprint index planner join knn_tiebreak include radius jaccard security \
 	trigger \
 	suggested_radius clusters upgrade
 REGRESS_OPTS = --load-extension=simhash

@@ -19,9 +19,10 @@
  * features against one with features gets 0.
  *
  * The work is one extraction per text, as simhash(text) does, plus one
- * probe of the larger feature table per distinct feature of the smaller.
- * Memory is the two feature tables, proportional to the distinct features
- * of the two texts.
+ * probe of the larger feature table per distinct feature of the smaller;
+ * a text seen at the previous call (the query of a two-stage query, the
+ * outer row of a nested loop) is not extracted again.  Memory is the two
+ * feature tables, proportional to the distinct features of the two texts.
  *
  * Copyright (c) 2026, the simhash authors
  *
@@ -32,8 +33,10 @@
  */
 #include "postgres.h"
 
+#include "access/detoast.h"
 #include "fmgr.h"
 #include "miscadmin.h"
+#include "utils/memutils.h"
 
 #include "simhash.h"
 
@@ -82,6 +85,79 @@ SimhashSumMinWeights(const SimhashFeatureSet *small, uint64 small_cap,
 }
 
 /*
+ * The feature sets of the last two texts seen, kept across calls in
+ * fn_extra.  In "simhash_jaccard(body, $1)" over the candidates of an index
+ * scan one argument is the same text at every call, and in a nested loop
+ * one side stays for many calls: its features are extracted once.  A text
+ * is recognized by its bytes, so the cache never changes a result.
+ */
+typedef struct SimhashJaccardSide
+{
+	char	   *data;			/* the text's bytes (NULL: entry unused) */
+	Size		len;
+	SimhashFeatureSet *fs;
+	uint64		cap;			/* weight cap of the text */
+	uint64		sum;			/* sum of its weights */
+} SimhashJaccardSide;
+
+typedef struct SimhashJaccardCache
+{
+	SimhashJaccardSide side[2];
+} SimhashJaccardCache;
+
+/* texts longer than this are neither cached nor detoasted whole */
+#define SIMHASH_JACCARD_CACHE_MAX	(1024 * 1024)
+
+/* Fill in the weight cap and sum of an extracted side. */
+static void
+SimhashJaccardWeigh(SimhashJaccardSide *side)
+{
+	side->cap = SimhashFeatureSetCap(side->fs);
+	side->sum = SimhashSumWeights(side->fs, side->cap);
+}
+
+/* Is a text too long to cache (and perhaps to detoast whole)? */
+static bool
+SimhashJaccardTooLong(struct varlena *attr)
+{
+	if (VARATT_IS_EXTERNAL(attr))
+		return toast_raw_datum_size(PointerGetDatum(attr)) - VARHDRSZ > SIMHASH_JACCARD_CACHE_MAX;
+	return VARSIZE_ANY_EXHDR(attr) > SIMHASH_JACCARD_CACHE_MAX;
+}
+
+/* The cache entry holding exactly these bytes, or -1. */
+static int
+SimhashJaccardFind(SimhashJaccardCache *cache, const char *data, Size len)
+{
+	for (int i = 0; i < 2; i++)
+		if (cache->side[i].data != NULL && cache->side[i].len == len &&
+			memcmp(cache->side[i].data, data, len) == 0)
+			return i;
+	return -1;
+}
+
+/* Extract a text into cache entry "side", replacing what it held. */
+static void
+SimhashJaccardFill(FunctionCallInfo fcinfo, SimhashJaccardSide *side, text *t)
+{
+	MemoryContext old;
+
+	if (side->data != NULL)
+	{
+		SimhashFreeFeatureSet(side->fs);
+		pfree(side->data);
+		side->data = NULL;
+	}
+	old = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
+	side->fs = SimhashExtractFeatures(PointerGetDatum(t), false);
+	side->len = VARSIZE_ANY_EXHDR(t);
+	side->data = palloc(Max(side->len, 1));
+	memcpy(side->data, VARDATA_ANY(t), side->len);
+	MemoryContextSwitchTo(old);
+	SimhashJaccardWeigh(side);
+}
+
+/*
  * simhash_jaccard(a text, b text) -> float8
  *		Weighted Jaccard similarity of the features of simhash(a) and
  *		simhash(b): sum of min weights over sum of max weights, 1 for two
@@ -90,24 +166,68 @@ SimhashSumMinWeights(const SimhashFeatureSet *small, uint64 small_cap,
 Datum
 simhash_jaccard_text(PG_FUNCTION_ARGS)
 {
-	SimhashFeatureSet *fa = SimhashExtractFeatures(PG_GETARG_DATUM(0), false);
-	SimhashFeatureSet *fb = SimhashExtractFeatures(PG_GETARG_DATUM(1), false);
-	uint64		cap_a = SimhashFeatureSetCap(fa);
-	uint64		cap_b = SimhashFeatureSetCap(fb);
-	uint64		sum_a = SimhashSumWeights(fa, cap_a);
-	uint64		sum_b = SimhashSumWeights(fb, cap_b);
+	SimhashJaccardCache *cache = (SimhashJaccardCache *) fcinfo->flinfo->fn_extra;
+	SimhashJaccardSide own[2] = {{0}};
+	SimhashJaccardSide *side[2];
+	text	   *t[2] = {NULL, NULL};
+	int			hit[2] = {-1, -1};
 	uint64		sum_min;
 	uint64		sum_max;
 
-	/* probe the larger table once per distinct feature of the smaller */
-	if (fa->nfeatures <= fb->nfeatures)
-		sum_min = SimhashSumMinWeights(fa, cap_a, fb, cap_b);
-	else
-		sum_min = SimhashSumMinWeights(fb, cap_b, fa, cap_a);
-	sum_max = sum_a + sum_b - sum_min;
+	if (cache == NULL)
+	{
+		cache = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(SimhashJaccardCache));
+		fcinfo->flinfo->fn_extra = cache;
+	}
 
-	SimhashFreeFeatureSet(fa);
-	SimhashFreeFeatureSet(fb);
+	/* first find both arguments, so that a miss never evicts the other's hit */
+	for (int arg = 0; arg < 2; arg++)
+	{
+		struct varlena *attr = (struct varlena *) DatumGetPointer(PG_GETARG_DATUM(arg));
+
+		if (SimhashJaccardTooLong(attr))
+		{
+			/* read in slices where possible, as simhash(text) does */
+			own[arg].fs = SimhashExtractFeatures(PointerGetDatum(attr), false);
+			SimhashJaccardWeigh(&own[arg]);
+			side[arg] = &own[arg];
+			continue;
+		}
+		t[arg] = pg_detoast_datum_packed(attr);
+		hit[arg] = SimhashJaccardFind(cache, VARDATA_ANY(t[arg]), VARSIZE_ANY_EXHDR(t[arg]));
+		side[arg] = hit[arg] >= 0 ? &cache->side[hit[arg]] : NULL;
+	}
+	for (int arg = 0; arg < 2; arg++)
+	{
+		if (side[arg] == NULL)
+		{
+			/* a miss: the entry the other argument does not use */
+			int			other = hit[1 - arg];
+			int			victim = (other == 0) ? 1 : 0;
+
+			/* (the same text as the other argument, just extracted?) */
+			hit[arg] = SimhashJaccardFind(cache, VARDATA_ANY(t[arg]), VARSIZE_ANY_EXHDR(t[arg]));
+			if (hit[arg] < 0)
+			{
+				SimhashJaccardFill(fcinfo, &cache->side[victim], t[arg]);
+				hit[arg] = victim;
+			}
+			side[arg] = &cache->side[hit[arg]];
+		}
+		if (t[arg] != NULL && (Pointer) t[arg] != DatumGetPointer(PG_GETARG_DATUM(arg)))
+			pfree(t[arg]);
+	}
+
+	/* probe the larger table once per distinct feature of the smaller */
+	if (side[0]->fs->nfeatures <= side[1]->fs->nfeatures)
+		sum_min = SimhashSumMinWeights(side[0]->fs, side[0]->cap, side[1]->fs, side[1]->cap);
+	else
+		sum_min = SimhashSumMinWeights(side[1]->fs, side[1]->cap, side[0]->fs, side[0]->cap);
+	sum_max = side[0]->sum + side[1]->sum - sum_min;
+
+	for (int arg = 0; arg < 2; arg++)
+		if (own[arg].fs != NULL)
+			SimhashFreeFeatureSet(own[arg].fs);
 	if (sum_max == 0)
 		PG_RETURN_FLOAT8(1.0);	/* neither text has a feature */
 	PG_RETURN_FLOAT8((double) sum_min / (double) sum_max);

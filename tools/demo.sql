@@ -32,15 +32,15 @@ PREPARE near_dups(text, int, float8) AS
 	FROM docs WHERE fp <-> simhash($1) <= $2 AND simhash_jaccard(body, $1) >= $3
 	ORDER BY distance, version;
 SET plan_cache_mode = force_generic_plan;
-EXPLAIN (COSTS OFF) EXECUTE near_dups(:'edited', 6, 0.3);
+EXPLAIN (COSTS OFF) EXECUTE near_dups(:'edited', 7, 0.7);
 RESET plan_cache_mode;
-EXECUTE near_dups(:'edited', 6, 0.3);
+EXECUTE near_dups(:'edited', 7, 0.7);
 
 \echo
 \echo '== 4. The same for Chinese: a translation with its last tenth cut off'
 SELECT substr(body, 1, length(body) * 9 / 10) AS edited_zh
 FROM docs WHERE version = '6.12' AND path = 'Documentation/translations/zh_CN/process/coding-style.rst' \gset
-EXECUTE near_dups(:'edited_zh', 6, 0.3);
+EXECUTE near_dups(:'edited_zh', 7, 0.7);
 
 \echo
 \echo '== 5. How many documents of 6.1 have a near-duplicate (distance <= 3) in 6.12?'

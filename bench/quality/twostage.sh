@@ -7,7 +7,8 @@
 #
 # Needs the prepared data and tables of run.sh and short.sh (schema
 # simhash_bench): runs them first unless SIMHASH_TWOSTAGE_REUSE=1.  Then
-# twostage.sql (CSV into bench/data/quality/twostage/) and twostage_report.py
+# twostage.sql and twostage_short.sql (CSV into bench/data/quality/twostage/)
+# and twostage_report.py
 # (Markdown, also in report.md there).
 #
 # Connection: the usual PG* variables; without PGDATABASE the database
@@ -32,8 +33,9 @@ bench_database
 
 echo "== two-stage counts"
 start=$SECONDS
-psql_run -v kernelfile="$results/kernel.csv" -v shortfile="$results/short.csv" \
-	-v allfile="$results/all612.csv" -f "$here/twostage.sql"
+psql_run -v kernelfile="$results/kernel.csv" -v allfile="$results/all612.csv" \
+	-f "$here/twostage.sql"
+psql_run -v shortfile="$results/short.csv" -f "$here/twostage_short.sql"
 echo "   ($((SECONDS - start)) s)"
 {
 	echo "## Two-stage query ($(date -u '+%Y-%m-%d %H:%M UTC'))"

@@ -1,14 +1,12 @@
 -- twostage.sql -- the two-stage query, fp <-> q <= k AND simhash_jaccard >= s,
--- on the labelled pairs of run.sh and short.sh and on all pairs of the 6.12
--- English documents.
+-- on the labelled pairs of run.sh and on all pairs of the 6.12 English
+-- documents.
 --
--- Run by twostage.sh after run.sh and short.sh have filled schema
--- simhash_bench (docs, pairs, short_texts, short_pairs).  Writes CSV:
+-- Run by twostage.sh after run.sh has filled schema simhash_bench (docs,
+-- pairs); twostage_short.sql does the same for short.sh's texts.  Writes CSV:
 --   :kernelfile  kind, k, s, n       labelled kernel pairs within k and with
 --                                     a similarity >= s (s = 0: the
 --                                     fingerprint alone), and the totals (k = -1)
---   :shortfile   lang, lb, kind, cat, k, s, n   the same for the short texts
---                                     by length bucket of the first text
 --                                     (k = 99: simhash_radius of the first text)
 --   :allfile     a, b, d, j           every pair of 6.12 English documents
 --                                     within 10 bits, with its similarity
@@ -21,7 +19,7 @@ SET search_path = simhash_bench, public;
 
 CREATE TEMP TABLE grid AS
 SELECT k, s FROM generate_series(3, 12) k,
-	unnest(ARRAY[0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7]::float8[]) s;
+	unnest(ARRAY[0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9]::float8[]) s;
 
 -- kernel documents: the similarity only where some k of the grid needs it
 CREATE TEMP TABLE kfp AS SELECT id, simhash(body) AS fp FROM docs;
@@ -41,27 +39,6 @@ SELECT p.kind, g.k, g.s, count(*) FILTER (WHERE p.d <= g.k AND p.j >= g.s)
 FROM kpairs AS p CROSS JOIN grid AS g
 GROUP BY p.kind, g.k, g.s
 ORDER BY 1, 2, 3;
-\o
-
--- short texts
-CREATE TEMP TABLE spairs AS
-SELECT t.lang, short_lbucket(length(t.body)) AS lb, p.kind, p.cat, fa.fp <-> fb.fp AS d, simhash_radius(t.body) AS radius,
-	   CASE WHEN fa.fp <-> fb.fp <= 12 THEN simhash_jaccard(t.body, u.body) END AS j
-FROM short_pairs AS p
-JOIN short_texts AS t ON t.id = p.a JOIN short_texts AS u ON u.id = p.b
-JOIN short_fp AS fa ON fa.id = p.a JOIN short_fp AS fb ON fb.id = p.b;
-
-\o :shortfile
-SELECT lang, lb, kind, cat, -1 AS k, 0 AS s, count(*) AS n FROM spairs GROUP BY lang, lb, kind, cat
-UNION ALL
-SELECT p.lang, p.lb, p.kind, p.cat, g.k, g.s, count(*) FILTER (WHERE p.d <= g.k AND p.j >= g.s)
-FROM spairs AS p CROSS JOIN grid AS g
-GROUP BY p.lang, p.lb, p.kind, p.cat, g.k, g.s
-UNION ALL
-SELECT p.lang, p.lb, p.kind, p.cat, 99, g.s, count(*) FILTER (WHERE p.d <= p.radius AND p.j >= g.s)
-FROM spairs AS p CROSS JOIN (SELECT DISTINCT s FROM grid) AS g
-GROUP BY p.lang, p.lb, p.kind, p.cat, g.s
-ORDER BY 1, 2, 3, 4, 5, 6;
 \o
 
 -- every pair of 6.12 English documents within 10 bits: the band join, the

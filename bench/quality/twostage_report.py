@@ -22,7 +22,7 @@ from prepare import jaccard, word_shingles  # noqa: E402
 UNRELATED = 0.1         # word 3-shingle Jaccard below this: unrelated
 PARTLY = 0.5            # below this (and >= UNRELATED): partly related
 KS = list(range(3, 11))
-SS = [0.0, 0.2, 0.3, 0.4, 0.5, 0.6]
+SS = [0.0, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9]
 
 
 def unescape(s):
@@ -118,6 +118,8 @@ def main():
           ", ".join("%.3f (shingles %.3f, %d bits, ids %d/%d)" % w for w in worst))
 
     # short texts
+    if not os.path.exists(os.path.join(results, "short.csv")):
+        return
     short = defaultdict(int)
     with open(os.path.join(results, "short.csv")) as f:
         for r in csv.DictReader(f):

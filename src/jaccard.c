@@ -157,6 +157,45 @@ SimhashJaccardFill(FunctionCallInfo fcinfo, SimhashJaccardSide *side, text *t)
 	SimhashJaccardWeigh(side);
 }
 
+/* The similarity of two weighed feature sets. */
+static double
+SimhashJaccardOfSides(const SimhashJaccardSide *a, const SimhashJaccardSide *b)
+{
+	uint64		sum_min;
+	uint64		sum_max;
+
+	/* probe the larger table once per distinct feature of the smaller */
+	if (a->fs->nfeatures <= b->fs->nfeatures)
+		sum_min = SimhashSumMinWeights(a->fs, a->cap, b->fs, b->cap);
+	else
+		sum_min = SimhashSumMinWeights(b->fs, b->cap, a->fs, a->cap);
+	sum_max = a->sum + b->sum - sum_min;
+	if (sum_max == 0)
+		return 1.0;				/* neither text has a feature */
+	return (double) sum_min / (double) sum_max;
+}
+
+/*
+ * simhash_jaccard of two text Datums, without a cache: for C callers (the
+ * near-duplicate trigger, say).
+ */
+double
+SimhashTextJaccard(Datum a, Datum b)
+{
+	SimhashJaccardSide sa = {0},
+				sb = {0};
+	double		result;
+
+	sa.fs = SimhashExtractFeatures(a, false);
+	SimhashJaccardWeigh(&sa);
+	sb.fs = SimhashExtractFeatures(b, false);
+	SimhashJaccardWeigh(&sb);
+	result = SimhashJaccardOfSides(&sa, &sb);
+	SimhashFreeFeatureSet(sa.fs);
+	SimhashFreeFeatureSet(sb.fs);
+	return result;
+}
+
 /*
  * simhash_jaccard(a text, b text) -> float8
  *		Weighted Jaccard similarity of the features of simhash(a) and
@@ -166,14 +205,18 @@ SimhashJaccardFill(FunctionCallInfo fcinfo, SimhashJaccardSide *side, text *t)
 Datum
 simhash_jaccard_text(PG_FUNCTION_ARGS)
 {
-	SimhashJaccardCache *cache = (SimhashJaccardCache *) fcinfo->flinfo->fn_extra;
+	SimhashJaccardCache *cache;
 	SimhashJaccardSide own[2] = {{0}};
 	SimhashJaccardSide *side[2];
 	text	   *t[2] = {NULL, NULL};
 	int			hit[2] = {-1, -1};
-	uint64		sum_min;
-	uint64		sum_max;
+	double		result;
 
+	/* called without flinfo (DirectFunctionCall): nothing to keep a cache in */
+	if (fcinfo->flinfo == NULL)
+		PG_RETURN_FLOAT8(SimhashTextJaccard(PG_GETARG_DATUM(0), PG_GETARG_DATUM(1)));
+
+	cache = (SimhashJaccardCache *) fcinfo->flinfo->fn_extra;
 	if (cache == NULL)
 	{
 		cache = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(SimhashJaccardCache));
@@ -218,17 +261,9 @@ simhash_jaccard_text(PG_FUNCTION_ARGS)
 			pfree(t[arg]);
 	}
 
-	/* probe the larger table once per distinct feature of the smaller */
-	if (side[0]->fs->nfeatures <= side[1]->fs->nfeatures)
-		sum_min = SimhashSumMinWeights(side[0]->fs, side[0]->cap, side[1]->fs, side[1]->cap);
-	else
-		sum_min = SimhashSumMinWeights(side[1]->fs, side[1]->cap, side[0]->fs, side[0]->cap);
-	sum_max = side[0]->sum + side[1]->sum - sum_min;
-
+	result = SimhashJaccardOfSides(side[0], side[1]);
 	for (int arg = 0; arg < 2; arg++)
 		if (own[arg].fs != NULL)
 			SimhashFreeFeatureSet(own[arg].fs);
-	if (sum_max == 0)
-		PG_RETURN_FLOAT8(1.0);	/* neither text has a feature */
-	PG_RETURN_FLOAT8((double) sum_min / (double) sum_max);
+	PG_RETURN_FLOAT8(result);
 }

@@ -193,6 +193,9 @@ extern void SimhashFreeFeatureSet(SimhashFeatureSet *fs);
 extern uint32 SimhashFeatureSetCount(const SimhashFeatureSet *fs, uint64 h);
 extern void SimhashReportFeatureTooLong(Size len) pg_attribute_noreturn();
 
+/* jaccard.c: simhash_jaccard of two text Datums (no cache) */
+extern double SimhashTextJaccard(Datum a, Datum b);
+
 /* radius.c: the search radius proposed for a text (simhash_radius) */
 extern int	SimhashRadiusOfText(Datum textdatum);
 

@@ -26,16 +26,24 @@ FROM short_pairs AS p
 JOIN short_texts AS t ON t.id = p.a JOIN short_texts AS u ON u.id = p.b
 JOIN short_fp AS fa ON fa.id = p.a JOIN short_fp AS fb ON fb.id = p.b;
 
+-- per pair, the largest s of the grid it passes (-1: none, or beyond 12
+-- bits), then counts by distance: the grid is applied to a small table
+CREATE TEMP TABLE sgroups AS
+SELECT p.lang, p.lb, p.kind, p.cat, p.d, p.d <= p.radius AS within_radius,
+	   coalesce((SELECT max(g.s) FROM (SELECT DISTINCT s FROM grid) AS g WHERE p.j >= g.s), -1) AS smax,
+	   count(*) AS n
+FROM spairs AS p
+GROUP BY 1, 2, 3, 4, 5, 6, 7;
+
 \o :shortfile
-SELECT lang, lb, kind, cat, -1 AS k, 0 AS s, count(*) AS n FROM spairs GROUP BY lang, lb, kind, cat
+SELECT lang, lb, kind, cat, -1 AS k, 0 AS s, sum(n) AS n FROM sgroups GROUP BY lang, lb, kind, cat
 UNION ALL
-SELECT p.lang, p.lb, p.kind, p.cat, g.k, g.s, count(*) FILTER (WHERE p.d <= g.k AND p.j >= g.s)
-FROM spairs AS p CROSS JOIN grid AS g
+SELECT p.lang, p.lb, p.kind, p.cat, g.k, g.s, coalesce(sum(p.n) FILTER (WHERE p.d <= g.k AND p.smax >= g.s), 0)
+FROM sgroups AS p CROSS JOIN grid AS g
 GROUP BY p.lang, p.lb, p.kind, p.cat, g.k, g.s
 UNION ALL
-SELECT p.lang, p.lb, p.kind, p.cat, 99, g.s, count(*) FILTER (WHERE p.d <= p.radius AND p.j >= g.s)
-FROM spairs AS p CROSS JOIN (SELECT DISTINCT s FROM grid) AS g
+SELECT p.lang, p.lb, p.kind, p.cat, 99, g.s, coalesce(sum(p.n) FILTER (WHERE p.within_radius AND p.smax >= g.s), 0)
+FROM sgroups AS p CROSS JOIN (SELECT DISTINCT s FROM grid) AS g
 GROUP BY p.lang, p.lb, p.kind, p.cat, g.s
 ORDER BY 1, 2, 3, 4, 5, 6;
 \o
-

@@ -9,6 +9,7 @@ OBJS = \
 	src/clusters.o \
 	src/distance.o \
 	src/fingerprint.o \
+	src/jaccard.o \
 	src/knnpath.o \
 	src/nearestsort.o \
 	src/neardup_lock.o \
@@ -50,7 +51,7 @@ EXTENSION = simhash
 DATA = src/simhash--0.1.0.sql src/simhash--0.1.0--0.2.0.sql
 PGFILEDESC = "simhash - near-duplicate text detection"
 
-REGRESS = type distance fingerprint index planner join knn_tiebreak include radius security \
+REGRESS = type distance fingerprint index planner join knn_tiebreak include radius jaccard security \
 	trigger neardup_rls \
 	suggested_radius clusters upgrade
 REGRESS_OPTS = --load-extension=simhash

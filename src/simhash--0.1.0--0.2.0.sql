@@ -39,6 +39,21 @@ COMMENT ON FUNCTION simhash_radius(int8) IS
 'search radius proposed for a text whose features weigh this much in all (about its number of words or Han characters): ceil(36 / sqrt(features)) between 3 and 12, 0 for 0';
 
 ------------------------------------------------------------------------------
+-- Confirmation: the text similarity that matches the fingerprint
+------------------------------------------------------------------------------
+
+-- The second stage of "fp <-> simhash($1) <= k AND simhash_jaccard(body, $1)
+-- >= s".  It reads both texts whole (as simhash(text) does, twice), so it is
+-- costed like a scan of a few hundred rows: the planner orders it after
+-- every cheap qual, evaluates it on the index's candidates only, and never
+-- finds a plan that would run it over a whole table attractive.
+CREATE FUNCTION simhash_jaccard(a text, b text) RETURNS float8
+	AS 'MODULE_PATHNAME', 'simhash_jaccard_text'
+	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 1000;
+COMMENT ON FUNCTION simhash_jaccard(text, text) IS
+	'weighted Jaccard similarity of the features of simhash(a) and simhash(b): sum of min weights / sum of max weights, 1 for two texts without features';
+
+------------------------------------------------------------------------------
 -- Blocks: the four 16-bit blocks of a fingerprint, as join keys
 ------------------------------------------------------------------------------
 

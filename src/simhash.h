@@ -191,7 +191,11 @@ extern SimhashFeatureSet *SimhashExtractFeatures(Datum textdatum, bool keep_text
 extern uint64 SimhashFeatureSetFingerprint(const SimhashFeatureSet *fs);
 extern uint64 SimhashFeatureSetCap(const SimhashFeatureSet *fs);
 extern void SimhashFreeFeatureSet(SimhashFeatureSet *fs);
+extern uint32 SimhashFeatureSetCount(const SimhashFeatureSet *fs, uint64 h);
 extern void SimhashReportFeatureTooLong(Size len) pg_attribute_noreturn();
+
+/* jaccard.c: simhash_jaccard of two text Datums (no cache) */
+extern double SimhashTextJaccard(Datum a, Datum b);
 
 /* radius.c: the search radius proposed for a text (simhash_radius) */
 extern int	SimhashRadiusOfText(Datum textdatum);

@@ -501,6 +501,21 @@ SimhashAddFeatureHash(SimhashFeatureSet *fs, uint64 h, const char *s, size_t len
 	SimhashNewFeature(fs, slot, h, s, len);
 }
 
+/* Occurrences of the feature of hash h in a feature set (0 if absent). */
+uint32
+SimhashFeatureSetCount(const SimhashFeatureSet *fs, uint64 h)
+{
+	uint32		slot = (uint32) h & fs->mask;
+
+	while (fs->slots[slot].count != 0)
+	{
+		if (SimhashSlotHash(&fs->slots[slot]) == h)
+			return fs->slots[slot].count;
+		slot = (slot + 1) & fs->mask;
+	}
+	return 0;
+}
+
 /* Count one occurrence of the feature whose UTF-8 text is s[0..len). */
 static inline void
 SimhashAddFeature(SimhashFeatureSet *fs, const char *s, size_t len)

@@ -13,7 +13,8 @@ that on a few thousand real documents.  Needs Debian's python3 (Unicode
                                       "id<TAB>fingerprint"
     simhash_reference.py --features FILE   print the features and weights
 
-weighted_simhash() is simhash(text[], float8[]); utf8_repair() reads bytes
+weighted_simhash() is simhash(text[], float8[]); jaccard() is
+simhash_jaccard(text, text); utf8_repair() reads bytes
 as the extension reads an SQL_ASCII database's.
 """
 import math
@@ -173,6 +174,19 @@ def simhash(text):
     return fingerprint_of_weights(
         (xxhash.xxh3_64_intdigest(f.encode("utf-8")), w)
         for f, _, w in features(text))
+
+
+def jaccard(a, b):
+    """simhash_jaccard(a, b): the weighted Jaccard similarity of the features
+    of simhash(a) and simhash(b), each feature weighing min(occurrences,
+    cap) in its own text: sum of min weights / sum of max weights over the
+    union of the features (identified by hash); 1.0 when neither text has
+    a feature."""
+    wa = {xxhash.xxh3_64_intdigest(f.encode("utf-8")): w for f, _, w in features(a)}
+    wb = {xxhash.xxh3_64_intdigest(f.encode("utf-8")): w for f, _, w in features(b)}
+    smin = sum(min(w, wb.get(h, 0)) for h, w in wa.items())
+    smax = sum(wa.values()) + sum(wb.values()) - smin
+    return 1.0 if smax == 0 else smin / smax
 
 
 def _unescape_copy(s):

@@ -12,6 +12,8 @@
 #      (EXPLAIN ANALYZE execution time) for expr = body, length(body),
 #      md5(body), simhash(body): one warm-up round, then BENCH_REPS rounds
 #      (default 7), median reported, in MB of text per second;
+#      jaccard.sql likewise for simhash_jaccard(body, body || ' ') against
+#      md5 and simhash of the same two texts (jaccard.csv);
 #   5. if perf works here, profile.sql runs simhash over each uncompressed
 #      table for PROFILE_SECONDS (default 8) under "perf record" and the top
 #      functions are printed (skip with NO_PERF=1).
@@ -57,6 +59,9 @@ psql_run -f "$here/fill.sql"
 echo "== measuring ($reps rounds after one warm-up round)"
 PGOPTIONS="${PGOPTIONS:-} -c bench.reps=$reps" \
 	psql_run -v outfile="$results/throughput.csv" -f "$here/measure.sql"
+echo "== simhash_jaccard ($reps rounds after one warm-up round)"
+PGOPTIONS="${PGOPTIONS:-} -c bench.reps=$reps" \
+	psql_run -v outfile="$results/jaccard.csv" -f "$here/jaccard.sql"
 
 {
 	echo "## bench/fingerprint results ($(date -u '+%Y-%m-%d %H:%M UTC'))"
@@ -90,6 +95,21 @@ for tab in names:
     s, l = by[(tab, "simhash(body)")], by[(tab, "length(body)")]
     net = float(s["median_ms"]) - float(l["median_ms"])
     print("- %s: %.0f MB/s" % (names[tab], int(s["bytes"]) / 1e6 / (net / 1e3)))
+PY
+	echo
+	echo "simhash_jaccard (each row: the body and the body with a space appended; MB/s"
+	echo "counts the bytes of both texts):"
+	echo
+	"$python" - "$results/jaccard.csv" <<'PY'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+names = {"en_plain": "English, uncompressed", "zh_plain": "Chinese, uncompressed"}
+print("| corpus | docs | MB (both texts) | expression | median ms | min ms | max ms | MB/s |")
+print("|---|---|---|---|---|---|---|---|")
+for r in rows:
+    print("| %s | %s | %.1f | `%s` | %s | %s | %s | %s |" % (
+        names[r["tab"]], r["docs"], int(r["bytes"]) / 1e6, r["expr"], r["median_ms"],
+        r["min_ms"], r["max_ms"], r["mb_per_s"]))
 PY
 } | tee "$results/throughput.md"
 

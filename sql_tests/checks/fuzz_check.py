@@ -73,6 +73,7 @@ RANDOM_KINDS = [
     (3, scalar.gen_tsvector), (5, scalar.gen_encoding), (4, scalar.gen_inspect),
     (2, scalar.gen_copy), (2, scalar.gen_ddl), (3, queries.gen_cursor), (3, queries.gen_function),
     (2, radius.gen_radius_weight), (3, radius.gen_radius_text), (1, radius.gen_huge_radius),
+    (3, radius.gen_jaccard),
     (3, radius.gen_blocks), (1, radius.gen_block_join),
     (8, neardup.gen_trigger_args), (12, neardup.gen_trigger_dml), (3, clusters.gen_clusters),
 ]

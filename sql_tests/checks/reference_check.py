@@ -1,11 +1,15 @@
 #!/usr/bin/python3
 """
-reference_check.py -- simhash(text) in PostgreSQL equals tools/simhash_reference.py.
+reference_check.py -- simhash(text) and simhash_jaccard(text, text) in
+PostgreSQL equal tools/simhash_reference.py.
 
 Collects real documents any Debian machine has offline (package copyright
 files, the common licenses, Chinese fortunes and Tang/Song poems from
 fortunes-zh) plus hand-made edge cases, loads them into a table with COPY,
 and compares the fingerprints and the feature lists of both implementations.
+Then compares simhash_jaccard on pairs of them (each document with the next
+and with an edited copy of itself), exactly, in a UTF8, a LATIN1 and an
+SQL_ASCII database (LATIN1: the documents it can hold).
 Connects with psql using the usual PG* environment variables.
 Exits non-zero on any difference.
 """
@@ -81,12 +85,75 @@ def copy_escape(s):
              .replace("\n", "\\n").replace("\r", "\\r"))
 
 
-def psql(sql, stdin=None):
+def psql(sql, stdin=None, db=None, encoding="UTF8"):
+    env = dict(os.environ, PGCLIENTENCODING=encoding)
+    if db:
+        env["PGDATABASE"] = db
     r = subprocess.run(["psql", "-X", "-q", "-At", "-v", "ON_ERROR_STOP=1", "-c", sql],
-                       input=stdin, capture_output=True, text=True)
+                       input=stdin, capture_output=True, text=True, env=env)
     if r.returncode != 0:
         sys.exit("psql failed: " + r.stderr)
     return r.stdout
+
+
+def edited(docs, i):
+    """Document i with every fifth word dropped and part of another appended."""
+    words = docs[i].split(" ")
+    other = docs[(i + 3) % len(docs)]
+    return " ".join(w for j, w in enumerate(words) if j % 5 != 1) + " " + other[:len(other) // 4]
+
+
+_weights = {}
+
+
+def weights(text):
+    """{feature hash: weight} of a text, as simhash(text) weighs it (memoized)."""
+    if text not in _weights:
+        import xxhash
+        _weights[text] = {xxhash.xxh3_64_intdigest(f.encode("utf-8")): w for f, _, w in ref.features(text)}
+    return _weights[text]
+
+
+def jaccard(a, b):
+    """ref.jaccard(a, b), from memoized weights."""
+    wa, wb = weights(a), weights(b)
+    smin = sum(min(w, wb.get(h, 0)) for h, w in wa.items())
+    smax = sum(wa.values()) + sum(wb.values()) - smin
+    return 1.0 if smax == 0 else smin / smax
+
+
+def check_jaccard(docs, encoding):
+    """simhash_jaccard in a database of this encoding: pairs that differ."""
+    if encoding == "LATIN1":
+        docs = [d for d in docs if all(ord(c) < 256 for c in d)]
+    db = "simhash_ref_" + encoding.lower()
+    psql("DROP DATABASE IF EXISTS %s" % db)
+    psql("CREATE DATABASE %s ENCODING '%s' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0"
+         % (db, encoding))
+    pairs = []
+    for i, d in enumerate(docs):
+        pairs.append((d, docs[(i + 1) % len(docs)]))
+        pairs.append((d, edited(docs, i)))
+    data = "".join("%d\t%s\t%s\n" % (i, copy_escape(a), copy_escape(b))
+                   for i, (a, b) in enumerate(pairs))
+    client = "SQL_ASCII" if encoding == "SQL_ASCII" else "UTF8"
+    psql("CREATE EXTENSION simhash; CREATE TABLE refpairs (id int, a text, b text)", db=db)
+    psql("COPY refpairs FROM STDIN", stdin=data, db=db, encoding=client)
+    out = psql("SELECT id, simhash_jaccard(a, b) FROM refpairs ORDER BY id", db=db)
+    got = dict(line.split("|") for line in out.splitlines())
+    bad = 0
+    for i, (a, b) in enumerate(pairs):
+        want = jaccard(a, b)
+        if float(got.get(str(i), "nan")) != want:
+            bad += 1
+            if bad <= 5:
+                print("MISMATCH %s pair %d: sql %s python %r, texts %r / %r"
+                      % (encoding, i, got.get(str(i)), want, a[:60], b[:60]))
+    psql("DROP DATABASE %s" % db)
+    middling = sum(1 for a, b in pairs if 0.05 < jaccard(a, b) < 0.95)
+    print("jaccard check (%s): %d pairs (%d with a similarity in (0.05, 0.95)), %d mismatches"
+          % (encoding, len(pairs), middling, bad))
+    return bad + (len(pairs) < 1000)
 
 
 def main():
@@ -120,6 +187,8 @@ def main():
     psql("DROP TABLE refdocs")
     print("reference check: %d documents (%d Chinese), %d mismatches"
           % (len(docs), chinese, bad))
+    for encoding in ("UTF8", "LATIN1", "SQL_ASCII"):
+        bad += check_jaccard(docs, encoding)
     sys.exit(1 if bad or len(docs) < 1000 else 0)
 
 

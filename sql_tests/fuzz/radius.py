@@ -1,6 +1,7 @@
 """
-radius.py -- simhash_radius(text), simhash_radius(int8) and the block functions
-(simhash_block, simhash_blocks, simhash_shared_block) against Python models.
+radius.py -- simhash_radius(text), simhash_radius(int8), simhash_jaccard(text,
+text) and the block functions (simhash_block, simhash_blocks,
+simhash_shared_block) against Python models.
 
 The models are README's formulas, written independently of src/radius.c and
 src/distance.c: simhash_radius(W) is ceil(36 / sqrt(W)) clamped to [3, 12],
@@ -151,6 +152,58 @@ def gen_radius_text(ctx, rng):
         check(need(out, "simhash_radius(text)") == [(want, want)], "wrong result",
               "%s: simhash_radius(%r) and radius of its features' weight = %r, model %d"
               % (db, t[:80], out.rows, want))
+    return tags, run
+
+
+def jaccard_pair(rng, model):
+    """Two texts: related (one edited from the other), unrelated, or odd."""
+    a = radius_text(rng, model)
+    r = rng.random()
+    if r < 0.5:
+        words = a.split(" ")
+        edits = rng.randint(0, 3)
+        for _ in range(edits):
+            if words:
+                words[rng.randrange(len(words))] = rng.choice(["", "new", "中", a[:3], "THE"])
+        return a, " ".join(words)
+    if r < 0.6:
+        return a, a.upper()
+    return a, radius_text(rng, model)
+
+
+def gen_jaccard(ctx, rng):
+    """simhash_jaccard(a, b) = tools/simhash_reference.py's jaccard() exactly, in UTF8,
+    LATIN1 and SQL_ASCII databases; NULL for a NULL argument; symmetric."""
+    db = rng.choice(["utf8", "utf8", "utf8", "latin1", "sqlascii"])
+    a, b = jaccard_pair(rng, ctx.model)
+    if db == "latin1":
+        a, b = [t if all(ord(c) < 256 for c in t) else latin1_text(rng, rng.randint(0, 200)) for t in (a, b)]
+    enc = {"utf8": "utf-8", "latin1": "latin-1", "sqlascii": "utf-8"}[db]
+    raw = [t.encode(enc) for t in (a, b)]
+    if db == "sqlascii" and rng.random() < 0.3:
+        raw[0] = raw[0][:5] + bytes([rng.choice([0x80, 0xc3, 0xff, 0xe4])]) + raw[0][5:]
+    null = rng.choice([None] * 8 + ["a", "b"])
+    tags = ["kind:jaccard", "fn:simhash_jaccard", "db:" + db] + (["arg:null"] if null else [])
+
+    def run(ctx):
+        sess = ctx.r.s({"utf8": "fuzz", "latin1": "latin1", "sqlascii": "sqlascii"}[db])
+        if db == "utf8":
+            sql_t, texts = [qlit(t) for t in (a, b)], [a, b]
+        else:
+            conv = "LATIN1" if db == "latin1" else "SQL_ASCII"
+            sql_t = ["convert_from('\\x%s'::bytea, '%s')" % (r.hex(), conv) for r in raw]
+            texts = [a, b] if db == "latin1" else [ref.utf8_repair(r) for r in raw]
+        if null:
+            sql_t[0 if null == "a" else 1] = "NULL::text"
+        out = sess.run("SELECT simhash_jaccard(%s, %s), simhash_jaccard(%s, %s)"
+                       % (sql_t[0], sql_t[1], sql_t[1], sql_t[0]))
+        rows = need(out, "simhash_jaccard")
+        if null:
+            check(rows == [(None, None)], "wrong result", "simhash_jaccard with a NULL = %r" % rows)
+            return
+        want = ref.jaccard(texts[0], texts[1])
+        check(len(rows) == 1 and rows[0][0] == rows[0][1] and float(rows[0][0]) == want, "wrong result",
+              "%s: simhash_jaccard(%r, %r) = %r, reference %r" % (db, texts[0][:60], texts[1][:60], rows, want))
     return tags, run
 
 

@@ -623,6 +623,13 @@ extern void SimhashInstallKeyCache(void);
 #define SIMHASH_SK_WANTED_SHIFT			19
 #define SIMHASH_SK_WANTED_MAX			4095
 
+/*
+ * Rows a nearest-neighbour scan keeps at least before it drops farther
+ * entries as it reads them (more if the caller's hint says so); a caller
+ * that takes more makes the scan search again for a larger number.
+ */
+#define SIMHASH_KNN_KEEP_ROWS			256
+
 /* shknn.c: asked by the nearest sort node */
 extern bool SimhashKnnReturnedWithin(IndexScanDesc scan, int dist, bool last);
 

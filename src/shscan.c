@@ -224,6 +224,9 @@ shrescan(IndexScanDesc scan, ScanKey scankey, int nscankeys,
 	so->nextband = 0;
 	so->settled = -1;
 	so->certified = -1;
+	so->keeplimit = SIMHASH_BITS;
+	so->keepcount = Max(so->wanted, SIMHASH_KNN_KEEP_ROWS);
+	so->kept = 0;
 	for (int i = 0; i < SIMHASH_NBANDS; i++)
 		so->ring[i] = -1;
 

@@ -488,6 +488,9 @@ extern Buffer SimhashDescend(Relation index, BlockNumber root, SimhashSortKey ta
 extern Buffer SimhashDescendToLevel(Relation index, int band, BlockNumber root,
 									uint16 rootlevel, SimhashSortKey target,
 									uint16 level, int access);
+extern Buffer SimhashDescendViaParent(Relation index, int band, BlockNumber root,
+									  uint16 rootlevel, SimhashSortKey target,
+									  Buffer *parent);
 extern Buffer SimhashMoveRight(Relation index, Buffer buf, SimhashSortKey target,
 							   int access);
 extern void SimhashInsertSorted(Relation index, int band,

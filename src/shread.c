@@ -80,6 +80,9 @@ SimhashReleaseLeaf(SimhashScanOpaque so)
 	if (BufferIsValid(so->curbuf))
 		ReleaseBuffer(so->curbuf);
 	so->curbuf = InvalidBuffer;
+	if (BufferIsValid(so->parentbuf))
+		ReleaseBuffer(so->parentbuf);
+	so->parentbuf = InvalidBuffer;
 }
 
 /*
@@ -177,7 +180,21 @@ SimhashReadKey(IndexScanDesc scan, int band, uint16 key, const SimhashSettleSpec
 	else
 		SimhashReleaseLeaf(so);
 
-	if (!BufferIsValid(buf))
+	if (!BufferIsValid(buf) && so->levels[band] >= 1)
+	{
+		/* start at the parent of the previous probe's leaf if it can serve */
+		if (BufferIsValid(so->parentbuf) &&
+			(so->parentband != band || target <= so->parenttarget))
+		{
+			ReleaseBuffer(so->parentbuf);
+			so->parentbuf = InvalidBuffer;
+		}
+		buf = SimhashDescendViaParent(index, band, so->roots[band], so->levels[band],
+									  target, &so->parentbuf);
+		so->parentband = band;
+		so->parenttarget = target;
+	}
+	else if (!BufferIsValid(buf))
 		buf = SimhashDescendToLevel(index, band, so->roots[band], so->levels[band],
 									target, 0, BUFFER_LOCK_SHARE);
 

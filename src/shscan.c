@@ -48,6 +48,7 @@ shbeginscan(Relation r, int nkeys, int norderbys)
 									ALLOCSET_DEFAULT_SIZES);
 	so->payload_cxt = CurrentMemoryContext;
 	so->curbuf = InvalidBuffer;
+	so->parentbuf = InvalidBuffer;
 	so->iospin = InvalidBuffer;
 	so->internal = false;
 	so->maxbatch = 256;

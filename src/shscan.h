@@ -75,6 +75,11 @@ typedef struct SimhashScanOpaqueData
 	int			curband;
 	Buffer		iospin;			/* index-only scan: leaf whose hits are out */
 	SimhashSortKey curtarget;	/* the probe that left it pinned */
+	/* its parent (level 1), pinned, not locked: where the next descent of
+	 * the same band starts (SimhashDescendViaParent) */
+	Buffer		parentbuf;
+	int			parentband;
+	SimhashSortKey parenttarget;
 
 	/* entries collected from leaves, to be filtered */
 	SimhashEntry *batch;

@@ -3,7 +3,7 @@
 # the extension on the same rows, measured interleaved, with their ratio.
 #
 # Usage:  bench/index/knn_compare.sh BASE NEW [ROWS]
-#         bench/index/knn_compare.sh v0.1.0 WORKTREE 1000000
+#         bench/index/knn_compare.sh 0af6b93 WORKTREE 1000000    (the last measured code)
 #         bench/index/knn_compare.sh 0af6b93 9f1c118 3000000   (a bisect step)
 #
 # BASE and NEW are commits (anything git rev-parse takes), or WORKTREE for
@@ -25,7 +25,8 @@
 # medians is the figure; rerun when the rounds scatter.
 #
 # Knobs: ROUNDS (5), KNNB_DIR (/tmp/knnb: builds, clusters, cached between
-# runs; a commit is built once, WORKTREE every time), SHARED_BUFFERS (1GB),
+# runs; a commit is built once, WORKTREE every time unless REUSE_WORKTREE=1),
+# SHARED_BUFFERS (1GB),
 # KEEP=1 leaves the servers running.  Run as root (builds; the servers run
 # as postgres).  Takes a few minutes at 3M rows, 10-15 at 10M.
 set -euo pipefail
@@ -60,7 +61,7 @@ build() {
 		cp -a /usr/share/postgresql/15 "$pfx/usr/share/postgresql/"
 		cp -a /usr/include/postgresql "$pfx/usr/include/"
 	fi
-	if [ "$rev" != WORKTREE ] && [ -f "$src/.built" ]; then
+	if { [ "$rev" != WORKTREE ] || [ -n "${REUSE_WORKTREE:-}" ]; } && [ -f "$src/.built" ]; then
 		return 0
 	fi
 	log "building $name"

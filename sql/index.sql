@@ -71,6 +71,16 @@ SELECT array_agg(d) = (SELECT array_agg(d) FROM (SELECT hamming(fp, fp_of(99)) d
 	AS knn_matches_sort
 FROM (SELECT fp <-> fp_of(99) AS d FROM docs ORDER BY fp <-> fp_of(99) LIMIT 50) s;
 SELECT id, fp <-> fp_of(7) AS d FROM docs ORDER BY fp <-> fp_of(7) OFFSET 20050;
+-- the scan keeps only the rows a caller is expected to take (a few hundred)
+-- and searches again when it wants more: every row once, in order
+SELECT c, (SELECT array_agg(d) FROM (SELECT fp <-> fp_of(c) AS d FROM docs ORDER BY fp <-> fp_of(c)) s) =
+		  (SELECT array_agg(hamming(fp, fp_of(c)) ORDER BY hamming(fp, fp_of(c)) NULLS LAST) FROM docs)
+	AS all_distances_in_order,
+	(SELECT count(DISTINCT id) FROM (SELECT id FROM docs ORDER BY fp <-> fp_of(c)) s) AS distinct_rows,
+	(SELECT array_agg(id) FROM (SELECT id FROM docs ORDER BY fp <-> fp_of(c), id LIMIT 1500) s) =
+		  (SELECT array_agg(id) FROM (SELECT id FROM docs ORDER BY hamming(fp, fp_of(c)), id LIMIT 1500) s)
+	AS tie_broken_1500_match
+FROM (VALUES (7), (99), (12345)) v(c);
 -- nearest within a radius, and nearest to another centre within a radius
 SELECT id, fp <-> fp_of(7) AS d FROM docs WHERE fp <@ simhash_ball(fp_of(7), 2)
 	ORDER BY fp <-> fp_of(7), id LIMIT 3;

@@ -488,6 +488,9 @@ extern Buffer SimhashDescend(Relation index, BlockNumber root, SimhashSortKey ta
 extern Buffer SimhashDescendToLevel(Relation index, int band, BlockNumber root,
 									uint16 rootlevel, SimhashSortKey target,
 									uint16 level, int access);
+extern Buffer SimhashDescendViaParent(Relation index, int band, BlockNumber root,
+									  uint16 rootlevel, SimhashSortKey target,
+									  Buffer *parent);
 extern Buffer SimhashMoveRight(Relation index, Buffer buf, SimhashSortKey target,
 							   int access);
 extern void SimhashInsertSorted(Relation index, int band,
@@ -622,6 +625,13 @@ extern void SimhashInstallKeyCache(void);
  */
 #define SIMHASH_SK_WANTED_SHIFT			19
 #define SIMHASH_SK_WANTED_MAX			4095
+
+/*
+ * Rows a nearest-neighbour scan keeps at least before it drops farther
+ * entries as it reads them (more if the caller's hint says so); a caller
+ * that takes more makes the scan search again for a larger number.
+ */
+#define SIMHASH_KNN_KEEP_ROWS			256
 
 /* shknn.c: asked by the nearest sort node */
 extern bool SimhashKnnReturnedWithin(IndexScanDesc scan, int dist, bool last);

@@ -24,6 +24,59 @@
 #include "shscan.h"
 
 /*
+ * Every entry within this distance is in the buckets (returned or not):
+ * found by the rings, and not dropped by the keep limit.
+ */
+static inline int
+SimhashKnnKnown(SimhashScanOpaque so)
+{
+	return Min(so->settled, so->keeplimit);
+}
+
+/*
+ * Lower the keep limit while the buckets below it hold enough rows without
+ * the farthest one, dropping that bucket: no row of it has been returned
+ * (the limit stays at or above the distance being returned), and the rows
+ * of the nearer buckets are all the caller is expected to take.
+ */
+static void
+SimhashKnnTighten(SimhashScanOpaque so)
+{
+	while (so->keeplimit > so->emitdist &&
+		   so->kept - so->buckets[so->keeplimit].n >= so->keepcount)
+	{
+		SimhashHitList *b = &so->buckets[so->keeplimit];
+
+		so->kept -= b->n;
+		b->n = b->pos = 0;
+		so->keeplimit--;
+	}
+}
+
+/*
+ * The caller wants rows beyond the keep limit, and every entry within it
+ * has been found: search again from the first ring for more rows, skipping
+ * the entries within the old limit, which the buckets hold already.
+ */
+static void
+SimhashKnnRaiseLimit(SimhashScanOpaque so)
+{
+	Assert(so->settled >= so->keeplimit && so->keeplimit < SIMHASH_BITS);
+	for (int d = so->keeplimit + 1; d <= SIMHASH_BITS; d++)
+	{
+		so->buckets[d].n = so->buckets[d].pos = 0;
+		so->bucket_sorted[d] = false;
+	}
+	so->certified = so->keeplimit;
+	so->settled = so->keeplimit;
+	for (int i = 0; i < SIMHASH_NBANDS; i++)
+		so->ring[i] = -1;
+	so->nextband = 0;
+	so->keepcount = so->kept + so->keepcount * 3;
+	so->keeplimit = SIMHASH_BITS;
+}
+
+/*
  * Probe the keys exactly r bits from the centre's block in "band": every
  * entry found that no other band's current ring reached goes to the
  * distance buckets, or, when "settle" >= 0, only those at that distance.
@@ -47,6 +100,7 @@ SimhashKnnProbeRing(IndexScanDesc scan, int band, int r, int settle)
 		{
 			SimhashProbeKey(scan, band, keys[i]);
 			SimhashFilterBatch(so, band, radii, true);
+			SimhashKnnTighten(so);
 		}
 	}
 	pfree(keys);
@@ -104,7 +158,9 @@ SimhashKnnExpand(IndexScanDesc scan)
 			CHECK_FOR_INTERRUPTS();
 			blkno = SimhashReadLeaf(scan, blkno);
 			SimhashFilterBatch(so, band, radii, true);
+			SimhashKnnTighten(so);
 		}
+		/* every entry is found; those beyond the keep limit were dropped */
 		so->settled = SIMHASH_BITS;
 		return;
 	}
@@ -146,6 +202,7 @@ SimhashKnnSettleFor(IndexScanDesc scan, int dist)
 
 	if (so->wanted > 0 && so->emitted + so->buckets[dist].n >= so->wanted &&
 		dist == SimhashKnnRingSettled(so) + 1 && dist <= so->emitlimit &&
+		dist <= so->keeplimit && dist > so->certified &&
 		SimhashKnnNextRing(so, &band, &r))
 	{
 		SimhashKnnProbeRing(scan, band, r, dist);
@@ -175,7 +232,7 @@ SimhashOrderedNext(IndexScanDesc scan, SimhashHit *hit)
 		 * order a bucket goes out only once it is complete, sorted.
 		 */
 		int			stop = Min(so->payload_order ? so->settled : so->settled + 1,
-							   so->emitlimit);
+							   Min(so->emitlimit, so->keeplimit));
 
 		while (so->emitdist <= stop)
 		{
@@ -199,7 +256,7 @@ SimhashOrderedNext(IndexScanDesc scan, SimhashHit *hit)
 				break;
 			so->emitdist++;
 		}
-		if (so->settled >= so->emitlimit)
+		if (SimhashKnnKnown(so) >= so->emitlimit)
 		{
 			/* rows with a NULL fingerprint sort last (no quals only) */
 			if (so->nulls && !so->nulls_done)
@@ -237,6 +294,12 @@ SimhashOrderedNext(IndexScanDesc scan, SimhashHit *hit)
 			so->hits.n = so->hits.pos = 0;
 			so->settled = SIMHASH_BITS;
 		}
+		else if (so->settled >= so->keeplimit)
+		{
+			/* every row within the keep limit went out: search for more */
+			Assert(so->emitdist > so->keeplimit);
+			SimhashKnnRaiseLimit(so);
+		}
 		else if (so->payload_order)
 			SimhashKnnSettleFor(scan, so->emitdist);
 		else
@@ -272,11 +335,17 @@ SimhashKnnReturnedWithin(IndexScanDesc scan, int dist, bool last)
 				return false;
 		}
 		/* every entry within "settled" (or the radius qual) has been found */
-		if (so->settled >= dist || so->settled >= so->emitlimit)
+		if (SimhashKnnKnown(so) >= dist || SimhashKnnKnown(so) >= so->emitlimit)
 			return true;
 		CHECK_FOR_INTERRUPTS();
 		/* a sorted scan collects all its matches before its first row */
 		Assert(so->mode == SIMHASH_SCAN_KNN);
+		if (so->settled >= so->keeplimit)
+		{
+			/* the rows within the keep limit went out (checked above) */
+			SimhashKnnRaiseLimit(so);
+			continue;
+		}
 
 		/*
 		 * Settling the distance just beyond the rings needs only the entries
@@ -288,6 +357,7 @@ SimhashKnnReturnedWithin(IndexScanDesc scan, int dist, bool last)
 		 * and skips what this found (src/README, "Settling a distance").
 		 */
 		if (last && dist == SimhashKnnRingSettled(so) + 1 &&
+			dist <= so->keeplimit && dist > so->certified &&
 			SimhashKnnNextRing(so, &band, &r))
 		{
 			/* the group's rows were returned, so the radius qual allows it */

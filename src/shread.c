@@ -80,15 +80,21 @@ SimhashReleaseLeaf(SimhashScanOpaque so)
 	if (BufferIsValid(so->curbuf))
 		ReleaseBuffer(so->curbuf);
 	so->curbuf = InvalidBuffer;
+	if (BufferIsValid(so->parentbuf))
+		ReleaseBuffer(so->parentbuf);
+	so->parentbuf = InvalidBuffer;
 }
 
-/* Does a probe of "key" keep entry e: within the probe radius, if it filters? */
+/*
+ * Does a probe of "key" keep entry e: within "limit" of the centre (the
+ * probe radius, or a nearest-neighbour scan's keep limit), if it filters?
+ */
 static inline bool
-SimhashProbeKeeps(SimhashScanOpaque so, bool prefilter, uint16 key,
+SimhashProbeKeeps(SimhashScanOpaque so, int limit, uint16 key,
 				  const SimhashEntry *e, int band)
 {
-	return !prefilter ||
-		SimhashDistance(SimhashFingerprintOf(key, e->rest, band), so->center) <= so->radius;
+	return limit >= SIMHASH_BITS ||
+		SimhashDistance(SimhashFingerprintOf(key, e->rest, band), so->center) <= limit;
 }
 
 /* Does fp satisfy every qual? */
@@ -125,6 +131,7 @@ SimhashSettleEntry(SimhashScanOpaque so, const SimhashSettleSpec *settle,
 		(so->nquals > 1 && !SimhashMatchesQuals(so, fp)))
 		return;
 	SimhashHitAdd(so, &so->buckets[settle->dist], e, fp, false, settle->dist);
+	so->kept++;
 }
 
 /*
@@ -143,11 +150,13 @@ SimhashReadKey(IndexScanDesc scan, int band, uint16 key, const SimhashSettleSpec
 	Buffer		buf = InvalidBuffer;
 
 	/*
-	 * Entries farther than the probe radius are dropped here rather than
-	 * batched for SimhashFilterBatch to drop: with skewed keys (real text
-	 * has blocks shared by thousands of rows) most entries read are.
+	 * Entries farther than the probe radius (or the keep limit of a
+	 * nearest-neighbour scan, whose centre is the probe centre) are dropped
+	 * here rather than batched for SimhashFilterBatch to drop: with skewed
+	 * keys (real text has blocks shared by thousands of rows), and in a
+	 * nearest-neighbour search, most entries read are.
 	 */
-	bool		prefilter = so->radius < SIMHASH_BITS;
+	int			within = Min(so->radius, so->keeplimit);
 
 	/*
 	 * Reuse the pinned leaf for a larger key of the same band: its low bound
@@ -171,7 +180,21 @@ SimhashReadKey(IndexScanDesc scan, int band, uint16 key, const SimhashSettleSpec
 	else
 		SimhashReleaseLeaf(so);
 
-	if (!BufferIsValid(buf))
+	if (!BufferIsValid(buf) && so->levels[band] >= 1)
+	{
+		/* start at the parent of the previous probe's leaf if it can serve */
+		if (BufferIsValid(so->parentbuf) &&
+			(so->parentband != band || target <= so->parenttarget))
+		{
+			ReleaseBuffer(so->parentbuf);
+			so->parentbuf = InvalidBuffer;
+		}
+		buf = SimhashDescendViaParent(index, band, so->roots[band], so->levels[band],
+									  target, &so->parentbuf);
+		so->parentband = band;
+		so->parenttarget = target;
+	}
+	else if (!BufferIsValid(buf))
 		buf = SimhashDescendToLevel(index, band, so->roots[band], so->levels[band],
 									target, 0, BUFFER_LOCK_SHARE);
 
@@ -193,7 +216,7 @@ SimhashReadKey(IndexScanDesc scan, int band, uint16 key, const SimhashSettleSpec
 				continue;
 			if (settle)
 				SimhashSettleEntry(so, settle, key, &e, band);
-			else if (SimhashProbeKeeps(so, prefilter, key, &e, band))
+			else if (SimhashProbeKeeps(so, within, key, &e, band))
 				SimhashBatchAdd(so, &e);
 		}
 		while (SimhashLeafCursorNextAppended(&cur, &e))
@@ -202,7 +225,7 @@ SimhashReadKey(IndexScanDesc scan, int band, uint16 key, const SimhashSettleSpec
 				continue;
 			if (settle)
 				SimhashSettleEntry(so, settle, key, &e, band);
-			else if (SimhashProbeKeeps(so, prefilter, key, &e, band))
+			else if (SimhashProbeKeeps(so, within, key, &e, band))
 				SimhashBatchAdd(so, &e);
 		}
 
@@ -309,6 +332,8 @@ SimhashLeftmostLeaf(IndexScanDesc scan, int tree)
 void
 SimhashFilterBatch(SimhashScanOpaque so, int band, const int *radii, bool bucketed)
 {
+	int			limit = Min(so->radius, so->keeplimit);
+
 	for (int i = 0; i < so->nbatch; i++)
 	{
 		SimhashEntry *e = &so->batch[i];
@@ -324,7 +349,7 @@ SimhashFilterBatch(SimhashScanOpaque so, int band, const int *radii, bool bucket
 		fp = SimhashFingerprintOf(SimhashSortKeyKey(e->skey), e->rest, band);
 		counts = SimhashBlockCounts(fp ^ so->center);
 		/* the tightest qual (or none: radius 64) first: most entries fail it */
-		if (SimhashLaneSum(counts) > so->radius)
+		if (SimhashLaneSum(counts) > limit)
 			continue;
 		if (radii && SimhashReachedBefore(counts, radii))
 			continue;
@@ -342,6 +367,7 @@ SimhashFilterBatch(SimhashScanOpaque so, int band, const int *radii, bool bucket
 			if (dist <= so->certified)
 				continue;
 			SimhashHitAdd(so, &so->buckets[dist], e, fp, false, dist);
+			so->kept++;
 		}
 		else
 			SimhashHitAdd(so, &so->hits, e, fp, false, dist);

@@ -48,6 +48,7 @@ shbeginscan(Relation r, int nkeys, int norderbys)
 									ALLOCSET_DEFAULT_SIZES);
 	so->payload_cxt = CurrentMemoryContext;
 	so->curbuf = InvalidBuffer;
+	so->parentbuf = InvalidBuffer;
 	so->iospin = InvalidBuffer;
 	so->internal = false;
 	so->maxbatch = 256;
@@ -224,6 +225,9 @@ shrescan(IndexScanDesc scan, ScanKey scankey, int nscankeys,
 	so->nextband = 0;
 	so->settled = -1;
 	so->certified = -1;
+	so->keeplimit = SIMHASH_BITS;
+	so->keepcount = Max(so->wanted, SIMHASH_KNN_KEEP_ROWS);
+	so->kept = 0;
 	for (int i = 0; i < SIMHASH_NBANDS; i++)
 		so->ring[i] = -1;
 

@@ -75,6 +75,11 @@ typedef struct SimhashScanOpaqueData
 	int			curband;
 	Buffer		iospin;			/* index-only scan: leaf whose hits are out */
 	SimhashSortKey curtarget;	/* the probe that left it pinned */
+	/* its parent (level 1), pinned, not locked: where the next descent of
+	 * the same band starts (SimhashDescendViaParent) */
+	Buffer		parentbuf;
+	int			parentband;
+	SimhashSortKey parenttarget;
 
 	/* entries collected from leaves, to be filtered */
 	SimhashEntry *batch;
@@ -101,6 +106,18 @@ typedef struct SimhashScanOpaqueData
 	int			emitlimit;		/* largest ORDER BY distance that can match */
 	int			emitdist;		/* distance being returned */
 	int			nextband;		/* band whose ring grows next */
+
+	/*
+	 * The keep limit: entries farther than "keeplimit" are dropped as they
+	 * are read, once the buckets within it hold "keepcount" rows ("kept":
+	 * the rows of buckets 0..keeplimit, returned ones included), so a search
+	 * stores and copies a few rows rather than all it reads.  Only distances
+	 * within min(settled, keeplimit) are known whole; a caller that wants
+	 * rows beyond it makes the search start over (SimhashKnnRaiseLimit).
+	 */
+	int			keeplimit;
+	int64		keepcount;
+	int64		kept;
 	double		nentries;		/* estimated entries per band */
 	SimhashHitList buckets[SIMHASH_BITS + 1];
 	bool		nulls_done;

@@ -157,6 +157,55 @@ SimhashDescendToLevel(Relation index, int band, BlockNumber root, uint16 rootlev
 }
 
 /*
+ * The leaf of tree "band" covering "target", share-locked, by way of its
+ * parent: *parent is a pinned, unlocked page of level 1 kept from a descent
+ * to a smaller target in the same tree, or InvalidBuffer.  A page's low
+ * bound never rises (splits move keys right), so the kept page still covers
+ * the target unless its high key is at or below it; then, or without a kept
+ * page, the descent starts at the root.  On return *parent holds the level 1
+ * page used, pinned and unlocked.  The tree must have a level above leaves.
+ */
+Buffer
+SimhashDescendViaParent(Relation index, int band, BlockNumber root, uint16 rootlevel,
+						SimhashSortKey target, Buffer *parent)
+{
+	Buffer		pbuf = *parent;
+	Buffer		buf;
+	Page		page;
+	BlockNumber blkno;
+
+	Assert(rootlevel >= 1);
+	*parent = InvalidBuffer;
+	if (BufferIsValid(pbuf))
+	{
+		SimhashPageOpaque opaque;
+
+		LockBuffer(pbuf, BUFFER_LOCK_SHARE);
+		SimhashCheckTreePage(index, pbuf, band, 1);
+		opaque = SimhashPageGetOpaque(BufferGetPage(pbuf));
+		if (!(opaque->flags & SIMHASH_RIGHTMOST) && target >= opaque->high)
+		{
+			UnlockReleaseBuffer(pbuf);
+			pbuf = InvalidBuffer;
+		}
+	}
+	if (!BufferIsValid(pbuf))
+		pbuf = SimhashDescendToLevel(index, band, root, rootlevel, target, 1,
+									 BUFFER_LOCK_SHARE);
+	page = BufferGetPage(pbuf);
+	if (SimhashPageNumPivots(page) == 0)
+		elog(ERROR, "simhash internal page %u is empty", BufferGetBlockNumber(pbuf));
+	blkno = SimhashPageGetPivots(page)[SimhashFindPivot(page, target)].child;
+	LockBuffer(pbuf, BUFFER_LOCK_UNLOCK);
+	*parent = pbuf;
+
+	buf = ReadBuffer(index, blkno);
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	SimhashCheckTreePage(index, buf, band, 0);
+	return SimhashMoveRight(index, buf, target, BUFFER_LOCK_SHARE);
+}
+
+/*
  * Descend from a root to the leaf covering "target", returned locked in
  * "access" (BUFFER_LOCK_SHARE or BUFFER_LOCK_EXCLUSIVE).
  */

@@ -7,9 +7,9 @@ cd "$(dirname "$0")/.."
 
 record() {						# record NAME STATUS
 	if [ "$2" = ok ]; then
-		echo "PASS $1" | tee -a "$SIMHASH_RESULTS"
+		echo "PASS ${SIMHASH_TEST_PREFIX:-}$1" | tee -a "$SIMHASH_RESULTS"
 	else
-		echo "FAIL $1" | tee -a "$SIMHASH_RESULTS"
+		echo "FAIL ${SIMHASH_TEST_PREFIX:-}$1" | tee -a "$SIMHASH_RESULTS"
 	fi
 }
 

@@ -131,7 +131,7 @@ setup() {
 	rm -f "$dir.apt.log"
 	[ -x "$dir/usr/lib/postgresql/$v/bin/pg_config" ] || die "no pg_config $v in $dir"
 	echo "$want" >"$dir/$marker"
-	echo "pg-release-env.sh: $dir is ready ($release, PostgreSQL $("$dir/usr/lib/postgresql/$v/bin/postgres" --version 2>/dev/null | awk '{print $3}' || echo "$v"))"
+	echo "pg-release-env.sh: $dir is ready ($release, $(in_env "$dir" /usr/lib/postgresql/"$v"/bin/postgres --version))"
 }
 
 run() {

@@ -74,9 +74,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# fail_line NAME: a failure of a step outside the suites, counted
+# fail_line NAME RESULTS: a failure of a step outside the suites, counted
 fail_line() {
-	echo "FAIL $1" | tee -a "$work/results"
+	echo "FAIL $1" | tee -a "$2"
 }
 
 # suite_here V RESULTS -- the suite of PostgreSQL V installed on this system
@@ -159,7 +159,6 @@ if [ -n "$in_env" ]; then
 fi
 
 tools/install-deps.sh || { echo "0 passed, 1 failed (dependencies)"; exit 1; }
-: >"$work/results"
 started=$SECONDS
 
 # The environments of the other versions, provisioned in the background
@@ -173,104 +172,147 @@ for v in $versions; do
 		bash tools/pg-release-env.sh setup "$v" "$env_root/$v"
 		status=$?
 		echo "(pg$v environment: $(($(date +%s) - t)) s)"
-		exit $status
+		echo $status >"$work/env-$v.status"
 	} >"$work/env-$v.log" 2>&1 &
 	env_pid[$v]=$!
 	bg_pids+=($!)
 done
 
-# pg15_for_upgrade DIR -- the machine's PostgreSQL 15, with simhash built
-# for it, copied into the environment DIR under /opt/simhash-pg15 (the
-# old cluster of sql_tests/release/pg_upgrade.sh), and the shared libraries
-# it needs that DIR's release does not have (other sonames: libicu, LLVM)
-# in /opt/simhash-pg15/lib.
+# The machine's PostgreSQL 15 with simhash, for the old clusters of the
+# pg_upgrade tests: a private copy (tools/dev-pg.sh), simhash installed
+# into it from the checkout (built there by the 15 suite already, if it ran).
+pg15_build() {
+	local old=$work/pg15
+	bash tools/dev-pg.sh "$old" >/dev/null &&
+		make -s -j2 all PG_CONFIG="$old/usr/lib/postgresql/15/bin/pg_config" \
+			>"$work/pg15-build.log" 2>&1 &&
+		make -s install PG_CONFIG="$old/usr/lib/postgresql/15/bin/pg_config" \
+			>>"$work/pg15-build.log" 2>&1 && touch "$work/pg15.ok"
+}
+
+# pg15_for_upgrade DIR -- that copy in the environment DIR under
+# /opt/simhash-pg15, with the shared libraries it needs that DIR's release
+# does not have (other sonames: libicu, LLVM, ...) in /opt/simhash-pg15/lib.
 pg15_for_upgrade() {
-	local dir=$1 old=$1/opt/simhash-pg15 lib f so path
+	local dir=$1 old=$1/opt/simhash-pg15 f so path
+	[ -f "$work/pg15.ok" ] || { cat "$work/pg15-build.log" 2>/dev/null; return 1; }
 	rm -rf "$old"
-	bash tools/dev-pg.sh "$old" >/dev/null || return 1
-	if [ ! -f "$work/pg15-build/simhash.so" ]; then
-		bash tools/copy-tree.sh "$work/pg15-build" &&
-			make -s -C "$work/pg15-build" -j2 PG_CONFIG="$old/usr/lib/postgresql/15/bin/pg_config" \
-				>"$work/pg15-build.log" 2>&1 || { cat "$work/pg15-build.log"; return 1; }
-	fi
-	make -s -C "$work/pg15-build" install PG_CONFIG="$old/usr/lib/postgresql/15/bin/pg_config" \
-		>"$work/pg15-build.log" 2>&1 || { cat "$work/pg15-build.log"; return 1; }
-	lib=$old/lib
-	mkdir -p "$lib"
+	mkdir -p "$old/lib"
+	cp -a "$work/pg15/usr" "$old/" || return 1
 	for f in "$old"/usr/lib/postgresql/15/bin/* "$old"/usr/lib/postgresql/15/lib/*.so; do
 		ldd "$f" 2>/dev/null | awk '$2 == "=>" && $3 ~ /^\// {print $1, $3}'
 	done | sort -u | while read -r so path; do
 		[ -e "$dir/usr/lib/x86_64-linux-gnu/$so" ] || [ -e "$dir/lib/x86_64-linux-gnu/$so" ] ||
-			[ -e "$dir/usr/lib/$(gcc -print-multiarch)/$so" ] || cp -L "$path" "$lib/$so"
+			cp -L "$path" "$old/lib/$so"
 	done
 	chmod -R a+rX "$old"
 }
 
-# suite_env V -- the suite of V in its environment, then pg_upgrade 15 -> V
+# suite_env V RESULTS -- the suite of V in its environment, then pg_upgrade
+# 15 -> V; appends its PASS/FAIL lines to RESULTS.
 suite_env() {
-	local v=$1 dir=$env_root/$1 out=$work/results-$1 status
+	local v=$1 out=$2 dir=$env_root/$1 status d
 	echo "== pg$v: waiting for the $(bash tools/pg-release-env.sh release "$v") environment ($dir)"
-	wait "${env_pid[$v]}"
-	status=$?
+	while [ ! -f "$work/env-$v.status" ]; do
+		if ! kill -0 "${env_pid[$v]}" 2>/dev/null; then
+			sleep 1
+			[ -f "$work/env-$v.status" ] || echo 1 >"$work/env-$v.status"
+			break
+		fi
+		sleep 2
+	done
+	status=$(cat "$work/env-$v.status")
 	cat "$work/env-$v.log"
-	if [ $status -ne 0 ]; then
-		fail_line "pg$v/env"
+	if [ "$status" != 0 ]; then
+		fail_line "pg$v/env" "$out"
 		return
 	fi
-	echo "PASS pg$v/env" | tee -a "$work/results"
-	: >"$out"
+	echo "PASS pg$v/env" | tee -a "$out"
 	rm -f "$dir$env_results"
 	bash tools/pg-release-env.sh copy "$dir" "$env_src"
 	bash tools/pg-release-env.sh run "$dir" -- env SIMHASH_RESULTS_OUT="$env_results" \
 		bash "$env_src/tools/test.sh" --in-env "$v"
 	if [ -s "$dir$env_results" ]; then
-		cat "$dir$env_results" >>"$work/results"
+		cat "$dir$env_results" >>"$out"
 	else
-		fail_line "pg$v/suites"
+		fail_line "pg$v/suites" "$out"
 	fi
-	local d
 	for d in results-pg$v regression-pg$v.diffs output_iso-pg$v; do
 		rm -rf "./$d"
 		[ ! -e "$dir$env_src/$d" ] || cp -a "$dir$env_src/$d" "./$d"
 	done
 
 	echo "== pg$v: pg_upgrade from the machine's PostgreSQL 15"
-	local t0=$SECONDS
 	if ! pg15_for_upgrade "$dir"; then
-		fail_line "pg$v/upgrade/setup"
+		fail_line "pg$v/upgrade/setup" "$out"
 		return
 	fi
-	echo "(PostgreSQL 15 copied into the environment: $((SECONDS - t0)) s)"
 	rm -f "$dir/tmp/simhash-upgrade.results"
-	bash tools/pg-release-env.sh run "$dir" -- chmod 755 "$env_src"
 	bash tools/pg-release-env.sh run "$dir" -u postgres -- env \
 		SIMHASH_RESULTS=/tmp/simhash-upgrade.results SIMHASH_TEST_PREFIX="pg$v/" \
 		LD_LIBRARY_PATH=/opt/simhash-pg15/lib \
 		bash "$env_src/sql_tests/release/pg_upgrade.sh" \
 		/opt/simhash-pg15/usr/lib/postgresql/15/bin /usr/lib/postgresql/"$v"/bin
 	if [ -s "$dir/tmp/simhash-upgrade.results" ]; then
-		cat "$dir/tmp/simhash-upgrade.results" >>"$work/results"
+		cat "$dir/tmp/simhash-upgrade.results" >>"$out"
 	else
-		fail_line "pg$v/upgrade"
+		fail_line "pg$v/upgrade" "$out"
 	fi
 }
 
+# 15 first, here; then 17 and 18 in their environments, side by side
+# (SIMHASH_PG_SERIAL=1: one after the other): the first one's output as it
+# comes, the others' when they are done.
 declare -A took
+env_versions=()
 for v in $versions; do
+	[ "$v" = "$host_version" ] || env_versions+=("$v")
+done
+if [[ " $versions " == *" $host_version "* ]]; then
 	t0=$SECONDS
-	if [ "$v" = "$host_version" ]; then
-		suite_here "$v" "$work/results"
+	suite_here "$host_version" "$work/results-$host_version"
+	took[$host_version]=$((SECONDS - t0))
+fi
+if [ ${#env_versions[@]} -gt 0 ]; then
+	echo "== PostgreSQL 15 with simhash, for pg_upgrade"
+	t0=$SECONDS
+	pg15_build || cat "$work/pg15-build.log"
+	echo "(built in $((SECONDS - t0)) s)"
+fi
+declare -A suite_pid
+first=
+for v in "${env_versions[@]}"; do
+	: >"$work/results-$v"
+	if [ -z "$first" ] || [ "${SIMHASH_PG_SERIAL:-0}" = 1 ]; then
+		first=$v
+		t0=$SECONDS
+		suite_env "$v" "$work/results-$v"
+		took[$v]=$((SECONDS - t0))
 	else
-		suite_env "$v"
+		{
+			t=$(date +%s)
+			suite_env "$v" "$work/results-$v"
+			echo $(($(date +%s) - t)) >"$work/took-$v"
+		} >"$work/suite-$v.log" 2>&1 &
+		suite_pid[$v]=$!
+		bg_pids+=($!)
 	fi
-	took[$v]=$((SECONDS - t0))
+done
+for v in "${!suite_pid[@]}"; do
+	wait "${suite_pid[$v]}"
+	echo "== pg$v (ran beside the others)"
+	cat "$work/suite-$v.log"
+	took[$v]=$(cat "$work/took-$v" 2>/dev/null || echo "?")
 done
 
 echo "== summary"
+: >"$work/results"
 for v in $versions; do
-	p=$(grep -c "^PASS pg$v/" "$work/results")
-	f=$(grep -c "^FAIL pg$v/" "$work/results")
-	echo "pg$v: $p passed, $f failed (${took[$v]} s)"
+	[ -f "$work/results-$v" ] || echo "FAIL pg$v/suites" >"$work/results-$v"
+	cat "$work/results-$v" >>"$work/results"
+	p=$(grep -c "^PASS pg$v/" "$work/results-$v")
+	f=$(grep -c "^FAIL pg$v/" "$work/results-$v")
+	echo "pg$v: $p passed, $f failed (${took[$v]:-?} s)"
 done
 echo "(whole run: $((SECONDS - started)) s)"
 passed=$(grep -c '^PASS' "$work/results")

@@ -165,7 +165,14 @@ copy() {
 cmd=${1:-}
 shift || true
 case $cmd in
-	setup) [ $# = 2 ] || die "usage: setup VERSION DIR"; setup "$1" "$2" ;;
+	setup)
+		[ $# = 2 ] || die "usage: setup VERSION DIR"
+		mkdir -p "$(dirname "$2")"
+		# one provisioning of DIR at a time
+		exec 8>"$2.lock"
+		flock 8
+		setup "$1" "$2"
+		;;
 	run) [ $# -ge 2 ] || die "usage: run DIR [-u USER] [--] CMD..."; run "$@" ;;
 	copy) [ $# = 2 ] || die "usage: copy DIR PATH"; copy "$1" "$2" ;;
 	release) [ $# = 1 ] || die "usage: release VERSION"; release_of "$1" ;;

@@ -211,7 +211,7 @@ pg15_for_upgrade() {
 # suite_env V RESULTS -- the suite of V in its environment, then pg_upgrade
 # 15 -> V; appends its PASS/FAIL lines to RESULTS.
 suite_env() {
-	local v=$1 out=$2 dir=$env_root/$1 status d
+	local v=$1 out=$2 dir=$env_root/$1 status d lock
 	echo "== pg$v: waiting for the $(bash tools/pg-release-env.sh release "$v") environment ($dir)"
 	while [ ! -f "$work/env-$v.status" ]; do
 		if ! kill -0 "${env_pid[$v]}" 2>/dev/null; then
@@ -228,6 +228,9 @@ suite_env() {
 		return
 	fi
 	echo "PASS pg$v/env" | tee -a "$out"
+	# one suite at a time in an environment
+	exec {lock}>"$dir.suite.lock"
+	flock "$lock"
 	rm -f "$dir$env_results"
 	bash tools/pg-release-env.sh copy "$dir" "$env_src"
 	bash tools/pg-release-env.sh run "$dir" -- env SIMHASH_RESULTS_OUT="$env_results" \

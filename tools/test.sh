@@ -283,15 +283,11 @@ if [ ${#env_versions[@]} -gt 0 ]; then
 	echo "(built in $((SECONDS - t0)) s)"
 fi
 declare -A suite_pid
-first=
-for v in "${env_versions[@]}"; do
-	: >"$work/results-$v"
-	if [ -z "$first" ] || [ "${SIMHASH_PG_SERIAL:-0}" = 1 ]; then
-		first=$v
-		t0=$SECONDS
-		suite_env "$v" "$work/results-$v"
-		took[$v]=$((SECONDS - t0))
-	else
+foreground=("${env_versions[@]}")
+if [ ${#env_versions[@]} -gt 1 ] && [ "${SIMHASH_PG_SERIAL:-0}" != 1 ]; then
+	foreground=("${env_versions[0]}")
+	for v in "${env_versions[@]:1}"; do
+		: >"$work/results-$v"
 		{
 			t=$(date +%s)
 			suite_env "$v" "$work/results-$v"
@@ -299,7 +295,13 @@ for v in "${env_versions[@]}"; do
 		} >"$work/suite-$v.log" 2>&1 &
 		suite_pid[$v]=$!
 		bg_pids+=($!)
-	fi
+	done
+fi
+for v in "${foreground[@]}"; do
+	: >"$work/results-$v"
+	t0=$SECONDS
+	suite_env "$v" "$work/results-$v"
+	took[$v]=$((SECONDS - t0))
 done
 for v in "${!suite_pid[@]}"; do
 	wait "${suite_pid[$v]}"

@@ -21,10 +21,13 @@ make -s -C "$installcheck_dir" PG_CONFIG="$PG_CONFIG" installcheck >installcheck
 installcheck_status=$?
 while read -r name status; do
 	record "regress/$name" "$status"
-done < <(sed -nE 's/^(test |     |ok [0-9]+ +- )? *([A-Za-z0-9_-]+) +\.\.\. (ok|FAILED|failed).*/\2 \3/p' installcheck.log)
-if grep -q "FAILED\|failed (ignored)\|could not\|diff command failed" installcheck.log ||
-	! grep -q "\.\.\. ok" installcheck.log; then
-	grep -q "\.\.\. ok" installcheck.log || { cat installcheck.log; record regress/harness fail; }
+done < <(sed -nE -e 's/^(test |     |ok [0-9]+ +- )? *([A-Za-z0-9_-]+) +\.\.\. (ok|FAILED|failed).*/\2 \3/p' \
+	-e 's/^ok [0-9]+ +[-+] +([A-Za-z0-9_-]+) +[0-9]+ ms.*/\1 ok/p' \
+	-e 's/^not ok [0-9]+ +[-+] +([A-Za-z0-9_-]+) .*/\1 FAILED/p' installcheck.log)
+# (pg_regress of 16 and later prints "ok 2 - name 123 ms" / "not ok 1 - name")
+if grep -q "FAILED\|failed (ignored)\|could not\|diff command failed\|^not ok" installcheck.log ||
+	! grep -qE "\.\.\. ok|^ok [0-9]" installcheck.log; then
+	grep -qE "\.\.\. ok|^ok [0-9]" installcheck.log || { cat installcheck.log; record regress/harness fail; }
 	[ -f "$installcheck_dir/regression.diffs" ] && head -100 "$installcheck_dir/regression.diffs"
 fi
 if [ "$installcheck_dir" != . ]; then

@@ -6,6 +6,9 @@
 # PATH), see tools/cluster.sh.  pg_regress and isolation suites and the
 # self-checking scripts share one throw-away cluster; TAP tests start their
 # own clusters.  Prints PASS/FAIL per suite and "N passed, N failed".
+# SIMHASH_TEST_PREFIX (tools/test.sh: "pg17/") is put before every test
+# name; with SIMHASH_RESULTS_OUT the PASS/FAIL lines are also written to
+# that file, and the summary names the prefix.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -23,7 +26,7 @@ if cluster_start "$cluster" max_prepared_transactions=10; then
 	bash sql_tests/in-cluster.sh
 	cluster_stop "$cluster"
 else
-	echo "FAIL cluster" | tee -a "$results"
+	echo "FAIL ${SIMHASH_TEST_PREFIX:-}cluster" | tee -a "$results"
 fi
 
 # TAP suites, one "make installcheck-tap" (PGXS's prove wiring) each
@@ -31,7 +34,7 @@ if compgen -G "sql_tests/t/*.pl" >/dev/null; then
 	echo "== TAP suites"
 	tap_logs=$(mktemp -d /tmp/simhash-tap.XXXXXX)
 	for t in sql_tests/t/*.pl; do
-		name=tap/$(basename "$t" .pl)
+		name=${SIMHASH_TEST_PREFIX:-}tap/$(basename "$t" .pl)
 		log=$tap_logs/$(basename "$t").log
 		if make -s --no-print-directory PG_CONFIG="$PG_CONFIG" installcheck-tap \
 			PROVE_TESTS="$t" PROVE_FLAGS="-I sql_tests/t -v" >"$log" 2>&1; then
@@ -49,5 +52,10 @@ failed=$(grep -c '^FAIL' "$results")
 if [ "$passed" -eq 0 ] && [ "$failed" -eq 0 ]; then
 	failed=1		# nothing ran: that is a failure too
 fi
-echo "$passed passed, $failed failed"
+if [ -n "${SIMHASH_RESULTS_OUT:-}" ]; then
+	cp "$results" "$SIMHASH_RESULTS_OUT"
+	echo "${SIMHASH_TEST_PREFIX:-}run.sh: $passed passed, $failed failed"
+else
+	echo "$passed passed, $failed failed"
+fi
 [ "$failed" -eq 0 ]

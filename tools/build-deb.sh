@@ -1,8 +1,14 @@
 #!/bin/bash
-# tools/build-deb.sh [OUTDIR] -- build the Debian package
-# postgresql-15-simhash from this checkout, and leave
-# postgresql-15-simhash_VERSION-REVISION_ARCH.deb in OUTDIR (default: the
-# checkout's top directory).
+# tools/build-deb.sh [OUTDIR] -- build the Debian packages
+# postgresql-NN-simhash from this checkout, one for each version of
+# debian/pgversions that the system's release supports (Debian 12: 15,
+# Debian 13: 17, sid: 18), and leave postgresql-NN-simhash_VERSION-
+# REVISION_ARCH.deb in OUTDIR (default: the checkout's top directory).
+#
+# debian/control, as committed, is for Debian 12's 15; the build
+# regenerates it from debian/control.in for the release it runs in
+# (PG_UPDATECONTROL=yes: pg_buildext checkcontrol then updates it instead
+# of stopping, as apt.postgresql.org's builds do).
 #
 # It is "dpkg-buildpackage -us -uc -b" (debian/rules: dh --with pgxs, i.e.
 # pg_buildext), run in a scratch copy of the checkout: dpkg-buildpackage
@@ -24,6 +30,7 @@ chmod -R a+rX "$scratch"
 
 jobs=$(nproc)
 ( cd "$scratch/src" &&
+	PG_UPDATECONTROL=yes pg_buildext checkcontrol &&
 	DEB_BUILD_OPTIONS="${DEB_BUILD_OPTIONS:-} parallel=$jobs" dpkg-buildpackage -us -uc -b ) ||
 	{ echo "build-deb.sh: dpkg-buildpackage failed" >&2; exit 1; }
 

@@ -1,7 +1,9 @@
 #!/bin/bash
-# sql_tests/release/package.sh -- the Debian package postgresql-15-simhash, end to
-# end, in the system's PostgreSQL 15.  Run as root (tools/test.sh does,
-# before it installs the extension with make).
+# sql_tests/release/package.sh -- the Debian package postgresql-NN-simhash, end to
+# end, in the system's PostgreSQL NN ($SIMHASH_PG_MAJOR, default 15: the
+# machine's; tools/test.sh runs it for 17 and 18 in their Debian releases).
+# Run as root (tools/test.sh does, before it installs the extension with
+# make).
 #
 # Builds the package (tools/build-deb.sh, without the build-time suite,
 # which the installed package passes below), installs it with apt-get,
@@ -15,10 +17,11 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 : "${SIMHASH_RESULTS:?}"
 
-pkg=postgresql-15-simhash
-pgbin=/usr/lib/postgresql/15/bin
-pglib=/usr/lib/postgresql/15/lib
-pgext=/usr/share/postgresql/15/extension
+pgv=${SIMHASH_PG_MAJOR:-15}
+pkg=postgresql-$pgv-simhash
+pgbin=/usr/lib/postgresql/$pgv/bin
+pglib=/usr/lib/postgresql/$pgv/lib
+pgext=/usr/share/postgresql/$pgv/extension
 doc=/usr/share/doc/$pkg
 # lintian warnings accepted (README.md, "Packaging", says why)
 lintian_accepted='initial-upload-closes-no-bugs'
@@ -95,8 +98,10 @@ mk_var() {						# the value of a variable of the Makefile
 }
 {
 	echo "$pglib/simhash.so"
-	echo "$pglib/bitcode/simhash.index.bc"
-	for o in $(mk_var OBJS); do echo "$pglib/bitcode/simhash/${o%.o}.bc"; done
+	if [ "$(mk_var with_llvm)" = yes ]; then		# the JIT's bitcode
+		echo "$pglib/bitcode/simhash.index.bc"
+		for o in $(mk_var OBJS); do echo "$pglib/bitcode/simhash/${o%.o}.bc"; done
+	fi
 	echo "$pgext/simhash.control"
 	for d in $(mk_var DATA); do echo "$pgext/$(basename "$d")"; done
 	echo "$doc/README.md.gz"

@@ -245,6 +245,100 @@ SELECT mode FROM pg_locks
 WHERE pid = pg_backend_pid() AND locktype = 'relation' AND relation = 'rls.members'::regclass;
 ROLLBACK;
 
+-- policies that let a role write rows it may not read: PostgreSQL adds the
+-- SELECT policies' USING to the check of the new row when the statement
+-- needs SELECT rights on its target (RETURNING, an UPDATE's WHERE, ON
+-- CONFLICT DO UPDATE, a MERGE's UPDATE action), and so does the trigger:
+-- a right guess and a wrong one get the same 42501 as without the trigger.
+-- Each statement is undone, so that none sees another's rows.
+RESET ROLE;
+SET ROLE simhash_rls_owner;
+CREATE FUNCTION rls.try_undo(query text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+	n bigint;
+BEGIN
+	EXECUTE query;
+	GET DIAGNOSTICS n = ROW_COUNT;
+	RAISE EXCEPTION USING ERRCODE = 'SHUND', MESSAGE = n::text;
+EXCEPTION
+	WHEN SQLSTATE 'SHUND' THEN RETURN 'ok, ' || SQLERRM || ' row(s)';
+	WHEN OTHERS THEN RETURN SQLSTATE || ': ' || SQLERRM;
+END $$;
+CREATE TABLE rls.wdocs (id int PRIMARY KEY, owner name, body text,
+	fp simhash64 GENERATED ALWAYS AS (simhash(body)) STORED);
+CREATE INDEX ON rls.wdocs USING simhash (fp);
+CREATE TRIGGER nd BEFORE INSERT OR UPDATE ON rls.wdocs FOR EACH ROW
+	EXECUTE FUNCTION simhash_near_duplicate_trigger(fp, 4, 'reject', 'scope=owner');
+ALTER TABLE rls.wdocs ENABLE ROW LEVEL SECURITY;
+CREATE POLICY sel ON rls.wdocs FOR SELECT USING (owner = current_user);
+CREATE POLICY ins ON rls.wdocs FOR INSERT WITH CHECK (true);
+CREATE POLICY upd ON rls.wdocs FOR UPDATE USING (owner = current_user) WITH CHECK (true);
+GRANT SELECT, INSERT, UPDATE ON rls.wdocs TO simhash_rls_alice, simhash_rls_bob;
+-- a trigger that writes with RETURNING inside a plain INSERT, and a
+-- function that writes with or without it inside another INSERT
+CREATE TABLE rls.wlog (guess text);
+CREATE FUNCTION rls.wlog_put() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+	r int;
+BEGIN
+	INSERT INTO rls.wdocs VALUES (7, 'simhash_rls_bob', NEW.guess) RETURNING id INTO r;
+	RETURN NEW;
+END $$;
+CREATE TRIGGER put BEFORE INSERT ON rls.wlog FOR EACH ROW EXECUTE FUNCTION rls.wlog_put();
+CREATE FUNCTION rls.wput(o name, b text, ret bool) RETURNS int LANGUAGE plpgsql AS $$
+DECLARE
+	r int;
+BEGIN
+	IF ret THEN
+		INSERT INTO rls.wdocs VALUES (8, o, b) RETURNING id INTO r;
+	ELSE
+		INSERT INTO rls.wdocs VALUES (8, o, b);
+	END IF;
+	RETURN 8;
+END $$;
+GRANT INSERT ON rls.wlog TO simhash_rls_alice;
+CREATE TABLE rls.wstmts (n int, q text);
+INSERT INTO rls.wstmts VALUES
+	(1, 'UPDATE rls.wdocs SET owner = ''simhash_rls_bob'', body = %L WHERE id = 2'),
+	(2, 'INSERT INTO rls.wdocs VALUES (2, ''simhash_rls_alice'', ''x'') ON CONFLICT (id) DO UPDATE SET owner = ''simhash_rls_bob'', body = %L'),
+	(3, 'INSERT INTO rls.wdocs VALUES (7, ''simhash_rls_bob'', %L) RETURNING id'),
+	(4, 'INSERT INTO rls.wdocs VALUES (7, ''simhash_rls_bob'', %L) ON CONFLICT (id) DO UPDATE SET body = ''y'''),
+	(5, 'WITH w AS (INSERT INTO rls.wdocs VALUES (7, ''simhash_rls_bob'', %L) RETURNING id) SELECT count(*) FROM w'),
+	(6, 'MERGE INTO rls.wdocs d USING (VALUES (%L)) s(b) ON d.id = 2 WHEN MATCHED THEN UPDATE SET owner = ''simhash_rls_bob'', body = s.b'),
+	(7, 'INSERT INTO rls.wlog VALUES (%L)'),
+	(8, 'INSERT INTO rls.wdocs SELECT 9, ''simhash_rls_alice'', ''Alice: '' || rls.wput(''simhash_rls_bob'', %L, true)'),
+	-- no SELECT rights needed: the trigger tells what a unique index would
+	(9, 'INSERT INTO rls.wdocs VALUES (7, ''simhash_rls_bob'', %L)'),
+	(10, 'INSERT INTO rls.wdocs SELECT 9, ''simhash_rls_alice'', ''Alice: '' || rls.wput(''simhash_rls_bob'', %L, false) RETURNING id'),
+	(11, 'MERGE INTO rls.wdocs d USING (VALUES (%L)) s(b) ON false WHEN NOT MATCHED THEN INSERT VALUES (7, ''simhash_rls_bob'', s.b)');
+GRANT SELECT ON rls.wstmts TO simhash_rls_alice;
+SET ROLE simhash_rls_bob;
+INSERT INTO rls.wdocs VALUES (1, current_user, 'The secret merger of Acme and Globex is planned for March, said the CFO in a memo.');
+SET ROLE simhash_rls_alice;
+INSERT INTO rls.wdocs VALUES (2, current_user, 'Alice writes of mountains and the sea, the sky above the hills.');
+SELECT id FROM rls.wdocs;
+SELECT n, guess, rls.try_undo(format(q, guess)) AS outcome
+FROM rls.wstmts,
+	 unnest(ARRAY['The secret merger of Acme and Globex is planned for March, said the CFO in a memo.',
+				  'Totally unrelated text about gardening and the weather in spring.']) guess
+ORDER BY n, guess;
+-- the same without the trigger
+RESET ROLE;
+ALTER TABLE rls.wdocs DISABLE TRIGGER nd;
+SET ROLE simhash_rls_alice;
+SELECT n, guess, rls.try_undo(format(q, guess)) AS outcome
+FROM rls.wstmts,
+	 unnest(ARRAY['The secret merger of Acme and Globex is planned for March, said the CFO in a memo.',
+				  'Totally unrelated text about gardening and the weather in spring.']) guess
+ORDER BY n, guess;
+RESET ROLE;
+ALTER TABLE rls.wdocs ENABLE TRIGGER nd;
+-- in alice's own scope, RETURNING and ON CONFLICT DO UPDATE still find near-copies
+SET ROLE simhash_rls_alice;
+SELECT rls.try($$INSERT INTO rls.wdocs VALUES (3, current_user, 'A note of Alice on something else entirely, written today.') RETURNING id$$);
+SELECT rls.try($$INSERT INTO rls.wdocs VALUES (4, current_user, 'Alice writes of mountains and the sea, the sky above the hills.') RETURNING id$$);
+SELECT rls.try($$INSERT INTO rls.wdocs VALUES (3, current_user, 'x') ON CONFLICT (id) DO UPDATE SET body = 'Alice writes of mountains and the sea, the sky above the hills.' RETURNING id$$);
+
 RESET ROLE;
 DROP SCHEMA rls CASCADE;
 DROP ROLE simhash_rls_owner, simhash_rls_alice, simhash_rls_bob;

@@ -114,6 +114,7 @@ struct SimhashRlsCheck;
 extern void SimhashCheckRowSecurity(struct SimhashRlsCheck **cache, MemoryContext cxt,
 									Relation rel, TupleTableSlot *slot, CmdType cmd);
 extern bool SimhashRowSecurityApplies(Relation rel);
+extern void SimhashInstallRowSecurityHook(void);
 
 /* neardup_lock.c */
 extern void SimhashCanonicalRadii(int k, int *radius);

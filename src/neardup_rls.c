@@ -26,6 +26,18 @@
  *	  ones ORed in one check, no permissive one denying every row, then each
  *	  restrictive one in name order; a policy without WITH CHECK checks its
  *	  USING expression;
+ *	- then, when the statement needs SELECT rights on the table it names
+ *	  (RETURNING, an UPDATE's WHERE, ON CONFLICT DO UPDATE), the USING
+ *	  expressions of the SELECT policies, combined the same way, as the
+ *	  rewriter's get_row_security_policies adds them (MERGE: on its UPDATE
+ *	  actions only).  The trigger cannot see its statement, so an executor
+ *	  hook notes, as each INSERT, UPDATE or MERGE starts running, the
+ *	  tables it names and whether they need SELECT, under the statement's
+ *	  executor memory context, which is also the memory context of its
+ *	  triggers' FmgrInfo (fn_mcxt); a statement run otherwise (COPY FROM,
+ *	  logical replication) needs no SELECT rights, except the one during
+ *	  which this library was loaded, which the hook may have missed: for it,
+ *	  the SELECT policies are added (refusing more, never less);
  *	- on the row as it stands, stored generated columns computed, each check
  *	  failing on false or NULL, with core's error and message.
  *
@@ -48,15 +60,21 @@
 #include "access/htup_details.h"
 #include "access/sysattr.h"
 #include "access/table.h"
+#include "access/xact.h"
 #include "catalog/partition.h"
 #include "catalog/pg_type.h"
 #include "executor/executor.h"
+#include "lib/ilist.h"
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "nodes/params.h"
 #include "optimizer/optimizer.h"
 #include "optimizer/planner.h"
+#include "parser/parsetree.h"
+#if PG_VERSION_NUM >= 160000
+#include "parser/parse_relation.h"
+#endif
 #include "rewrite/rewriteHandler.h"
 #include "rewrite/rewriteManip.h"
 #include "rewrite/rowsecurity.h"
@@ -82,6 +100,7 @@ typedef struct SimhashRlsFailure
 typedef struct SimhashRlsCheck
 {
 	Oid			userid;			/* built for this user */
+	List	   *select_relids;	/* ... adding the SELECT policies of these */
 	int			nchecks;		/* 0: no policy applies */
 	SimhashRlsFailure *failures;	/* per check, 1-based result - 1 */
 	int			natts;			/* the row's columns are parameters 1..natts */
@@ -142,7 +161,8 @@ static void
 SimhashPoliciesFor(Relation rel, CmdType cmd, Oid userid, List **permissive,
 				   List **restrictive)
 {
-	char		cmdchr = (cmd == CMD_INSERT) ? ACL_INSERT_CHR : ACL_UPDATE_CHR;
+	char		cmdchr = (cmd == CMD_INSERT) ? ACL_INSERT_CHR :
+		(cmd == CMD_SELECT) ? ACL_SELECT_CHR : ACL_UPDATE_CHR;
 	ListCell   *lc;
 
 	*permissive = NIL;
@@ -181,10 +201,15 @@ SimhashPoliciesFor(Relation rel, CmdType cmd, Oid userid, List **permissive,
 	}
 }
 
-/* A policy's expression for new rows: WITH CHECK, else USING. */
+/*
+ * A policy's expression for new rows: WITH CHECK, else USING; only USING
+ * for a SELECT policy (core's force_using).
+ */
 static Expr *
-SimhashPolicyCheckQual(RowSecurityPolicy *p)
+SimhashPolicyCheckQual(RowSecurityPolicy *p, CmdType cmd)
 {
+	if (cmd == CMD_SELECT)
+		return p->qual;
 	return p->with_check_qual != NULL ? p->with_check_qual : p->qual;
 }
 
@@ -259,9 +284,9 @@ SimhashAddCheck(SimhashRlsCheck *check, List **whens, Expr *qual, SimhashRlsVars
 }
 
 /*
- * The checks of one table (as add_with_check_options builds them): the
- * permissive policies ORed (none: every row refused), then each
- * restrictive one.
+ * The checks of one table for "cmd" (as add_with_check_options builds
+ * them): the permissive policies ORed (none: every row refused), then each
+ * restrictive one.  CMD_SELECT: the SELECT policies' USING expressions.
  */
 static void
 SimhashAddTableChecks(SimhashRlsCheck *check, List **whens, SimhashRlsVars *vars,
@@ -275,7 +300,7 @@ SimhashAddTableChecks(SimhashRlsCheck *check, List **whens, SimhashRlsVars *vars
 	SimhashPoliciesFor(vars->rel, cmd, check->userid, &permissive, &restrictive);
 	foreach(lc, permissive)
 	{
-		Expr	   *qual = SimhashPolicyCheckQual(lfirst(lc));
+		Expr	   *qual = SimhashPolicyCheckQual(lfirst(lc), cmd);
 
 		if (qual != NULL)
 			quals = lappend(quals, qual);
@@ -292,7 +317,7 @@ SimhashAddTableChecks(SimhashRlsCheck *check, List **whens, SimhashRlsVars *vars
 	foreach(lc, restrictive)
 	{
 		RowSecurityPolicy *p = lfirst(lc);
-		Expr	   *qual = SimhashPolicyCheckQual(p);
+		Expr	   *qual = SimhashPolicyCheckQual(p, cmd);
 
 		if (qual != NULL)
 			SimhashAddCheck(check, whens, qual, vars, p->policy_name);
@@ -356,10 +381,11 @@ SimhashRlsSetupGenerated(SimhashRlsCheck *check, Relation leaf)
 
 /*
  * Build the check of rows of table "leaf" for command "cmd" and the current
- * user, in the current memory context.
+ * user, with the SELECT policies of the tables in "select_relids", in the
+ * current memory context.
  */
 static SimhashRlsCheck *
-SimhashBuildRlsCheck(Relation leaf, CmdType cmd)
+SimhashBuildRlsCheck(Relation leaf, CmdType cmd, List *select_relids)
 {
 	SimhashRlsCheck *check = palloc0(sizeof(SimhashRlsCheck));
 	List	   *tables = SimhashPolicyTables(leaf);
@@ -370,6 +396,7 @@ SimhashBuildRlsCheck(Relation leaf, CmdType cmd)
 	List	   *rewritten;
 
 	check->userid = GetUserId();
+	check->select_relids = list_copy(select_relids);
 	check->natts = RelationGetDescr(leaf)->natts;
 	check->failures = palloc(sizeof(SimhashRlsFailure));
 	check->whole_desc = palloc(sizeof(TupleDesc) * list_length(tables));
@@ -387,6 +414,8 @@ SimhashBuildRlsCheck(Relation leaf, CmdType cmd)
 		vars.whole_param = check->natts + check->nwhole + 1;
 		vars.whole_used = false;
 		SimhashAddTableChecks(check, &whens, &vars, cmd);
+		if (list_member_oid(select_relids, relid))
+			SimhashAddTableChecks(check, &whens, &vars, CMD_SELECT);
 		if (vars.whole_used)
 		{
 			check->whole_desc[check->nwhole] = CreateTupleDescCopy(RelationGetDescr(vars.rel));
@@ -558,24 +587,182 @@ SimhashRlsSetParams(SimhashRlsCheck *check, TupleTableSlot *slot)
 	}
 }
 
+/* what a running INSERT, UPDATE or MERGE needs of the trigger's check */
+typedef struct SimhashStmtTargets
+{
+	dlist_node	node;
+	MemoryContext cxt;			/* the statement's executor memory */
+	List	   *insert_relids;	/* SELECT policies for rows of INSERT events */
+	List	   *update_relids;	/* ... of UPDATE events */
+	MemoryContextCallback forget;	/* unlinks this when cxt goes away */
+} SimhashStmtTargets;
+
+/* the running statements, newest first */
+static dlist_head stmt_targets = DLIST_STATIC_INIT(stmt_targets);
+
+static ExecutorRun_hook_type prev_RlsExecutorRun = NULL;
+
+/* the transaction and statement during which the library was loaded */
+static TimestampTz loaded_xact_start = 0;
+static TimestampTz loaded_stmt_start = 0;
+
+/*
+ * Does range table entry "rte" of "stmt" require SELECT rights?  (PostgreSQL
+ * 16 moved the required permissions out of the range table entry into
+ * permInfos; 15 has them in the entry.)
+ */
+static bool
+SimhashRteNeedsSelect(PlannedStmt *stmt, RangeTblEntry *rte)
+{
+#if PG_VERSION_NUM >= 160000
+	return rte->perminfoindex != 0 &&
+		(getRTEPermissionInfo(stmt->permInfos, rte)->requiredPerms & ACL_SELECT) != 0;
+#else
+	return (rte->requiredPerms & ACL_SELECT) != 0;
+#endif
+}
+
+/* Memory context reset callback: the statement is over, forget its entry. */
+static void
+SimhashForgetStmtTargets(void *arg)
+{
+	dlist_delete(&((SimhashStmtTargets *) arg)->node);
+}
+
+/* The entry of the statement whose executor memory is "cxt", if any. */
+static SimhashStmtTargets *
+SimhashFindStmtTargets(MemoryContext cxt)
+{
+	dlist_iter	iter;
+
+	dlist_foreach(iter, &stmt_targets)
+	{
+		SimhashStmtTargets *t = dlist_container(SimhashStmtTargets, node, iter.cur);
+
+		if (t->cxt == cxt)
+			return t;
+	}
+	return NULL;
+}
+
+/*
+ * Note, for the triggers of a statement about to run, the tables it writes
+ * through a name that needs SELECT rights.  Each ModifyTable of the
+ * statement, at the top of the plan or of a sub-plan (a WITH query), names
+ * its target in nominalRelation: the range table entry whose permissions
+ * the rewriter read to add the SELECT policies.  The entry lives in the
+ * statement's executor memory and is unlinked when that memory goes away,
+ * at the end of the statement or on error, so no address is ever stale.
+ * (At ExecutorRun, not ExecutorStart: the library is often loaded inside
+ * ExecutorStart, when the executor opens the table's simhash index.)
+ */
+static void
+SimhashNoteStatementTargets(QueryDesc *queryDesc)
+{
+	PlannedStmt *stmt = queryDesc->plannedstmt;
+	EState	   *estate = queryDesc->estate;
+	List	   *plans;
+	ListCell   *lc;
+	MemoryContext old;
+	SimhashStmtTargets *t;
+
+	if (estate == NULL || (stmt->commandType == CMD_SELECT && !stmt->hasModifyingCTE) ||
+		SimhashFindStmtTargets(estate->es_query_cxt) != NULL)
+		return;
+	old = MemoryContextSwitchTo(estate->es_query_cxt);
+	t = palloc0(sizeof(SimhashStmtTargets));
+	t->cxt = estate->es_query_cxt;
+	plans = lcons(stmt->planTree, list_copy(stmt->subplans));
+	foreach(lc, plans)
+	{
+		ModifyTable *mt = lfirst(lc);
+		RangeTblEntry *rte;
+
+		if (mt == NULL || !IsA(mt, ModifyTable) ||
+			(mt->operation != CMD_INSERT && mt->operation != CMD_UPDATE &&
+			 mt->operation != CMD_MERGE) ||
+			mt->nominalRelation <= 0)
+			continue;
+		rte = rt_fetch(mt->nominalRelation, stmt->rtable);
+		if (rte->rtekind != RTE_RELATION || !SimhashRteNeedsSelect(stmt, rte))
+			continue;
+		/* MERGE adds the SELECT policies to its UPDATE actions' rows only */
+		if (mt->operation != CMD_MERGE)
+			t->insert_relids = list_append_unique_oid(t->insert_relids, rte->relid);
+		t->update_relids = list_append_unique_oid(t->update_relids, rte->relid);
+	}
+	t->forget.func = SimhashForgetStmtTargets;
+	t->forget.arg = t;
+	dlist_push_head(&stmt_targets, &t->node);
+	MemoryContextRegisterResetCallback(estate->es_query_cxt, &t->forget);
+	MemoryContextSwitchTo(old);
+}
+
+/* ExecutorRun hook: note the statement's targets, then run it. */
+static void
+SimhashRlsExecutorRun(QueryDesc *queryDesc, ScanDirection direction, uint64 count,
+				   bool execute_once)
+{
+	SimhashNoteStatementTargets(queryDesc);
+	if (prev_RlsExecutorRun)
+		prev_RlsExecutorRun(queryDesc, direction, count, execute_once);
+	else
+		standard_ExecutorRun(queryDesc, direction, count, execute_once);
+}
+
+/* Install the executor hook (from _PG_init). */
+void
+SimhashInstallRowSecurityHook(void)
+{
+	if (IsTransactionState())
+	{
+		loaded_xact_start = GetCurrentTransactionStartTimestamp();
+		loaded_stmt_start = GetCurrentStatementStartTimestamp();
+	}
+	prev_RlsExecutorRun = ExecutorRun_hook;
+	ExecutorRun_hook = SimhashRlsExecutorRun;
+}
+
+/*
+ * The tables whose SELECT policies apply to new rows of "cmd" of table
+ * "rel" in the statement whose executor memory is "cxt": none for a
+ * statement the executor did not run (COPY FROM), all the candidates for
+ * one that may have run before the library was loaded.
+ */
+static List *
+SimhashSelectTargets(MemoryContext cxt, CmdType cmd, Relation rel)
+{
+	SimhashStmtTargets *t = SimhashFindStmtTargets(cxt);
+
+	if (t != NULL)
+		return cmd == CMD_INSERT ? t->insert_relids : t->update_relids;
+	if (loaded_xact_start == GetCurrentTransactionStartTimestamp() &&
+		loaded_stmt_start == GetCurrentStatementStartTimestamp())
+		return SimhashPolicyTables(rel);
+	return NIL;
+}
+
 /*
  * Check the new row in "slot" of table "rel" against the row-level security
  * policies for "cmd" (INSERT or UPDATE), as the executor will after the
- * BEFORE triggers; raise core's error if one refuses it.  *cache keeps the
- * check for the statement, in memory context "cxt".
+ * BEFORE triggers; raise core's error if one refuses it.  "cxt" is the
+ * trigger's fn_mcxt, the executor memory of the statement it fires in;
+ * *cache keeps the check for the statement there.
  */
 void
 SimhashCheckRowSecurity(SimhashRlsCheck **cache, MemoryContext cxt, Relation rel,
 						TupleTableSlot *slot, CmdType cmd)
 {
 	SimhashRlsCheck *check = *cache;
+	List	   *select_relids = SimhashSelectTargets(cxt, cmd, rel);
 	int32		failed;
 
-	if (check == NULL || check->userid != GetUserId())
+	if (check == NULL || check->userid != GetUserId() ||
+		!equal(check->select_relids, select_relids))
 	{
 		MemoryContext old = MemoryContextSwitchTo(cxt);
 
-		check = SimhashBuildRlsCheck(rel, cmd);
+		check = SimhashBuildRlsCheck(rel, cmd, select_relids);
 		MemoryContextSwitchTo(old);
 		*cache = check;
 	}

@@ -15,6 +15,7 @@
 #include "fmgr.h"
 #include "utils/guc.h"
 
+#include "neardup.h"
 #include "shindex.h"
 #include "shjoin.h"
 #include "simhash_catalog.h"
@@ -35,6 +36,7 @@ _PG_init(void)
 	SimhashRegisterOptions();
 	SimhashRegisterCatalogCallbacks();
 	SimhashInstallInsertHooks();
+	SimhashInstallRowSecurityHook();
 	SimhashInstallKeyCache();
 	SimhashInstallPlannerHook();
 	SimhashInstallJoinHook();

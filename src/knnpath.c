@@ -41,16 +41,17 @@
 static bool
 SimhashPathkeyMatchesIndex(PathKey *pathkey, IndexOptInfo *index, Oid dist_opno)
 {
-	ListCell   *lc;
+	SimhashEMIterator it;
+	EquivalenceMember *em;
 
-	if (pathkey->pk_strategy != BTLessStrategyNumber || pathkey->pk_nulls_first ||
+	if (!SimhashPathKeyIsAsc(pathkey) || pathkey->pk_nulls_first ||
 		pathkey->pk_eclass->ec_has_volatile)
 		return false;
 	if (get_op_opfamily_sortfamily(dist_opno, index->opfamily[0]) != pathkey->pk_opfamily)
 		return false;
-	foreach(lc, pathkey->pk_eclass->ec_members)
+	SimhashEMIteratorStart(&it, pathkey->pk_eclass, index->rel->relids);
+	while ((em = SimhashEMIteratorNext(&it)) != NULL)
 	{
-		EquivalenceMember *em = (EquivalenceMember *) lfirst(lc);
 		OpExpr	   *op = (OpExpr *) em->em_expr;
 		Node	   *left,
 				   *right;
@@ -178,7 +179,8 @@ SimhashNearestSortPayloadFlags(RelOptInfo *rel, Path *child, List *pathkeys)
 {
 	IndexOptInfo *info;
 	PathKey    *pk;
-	ListCell   *lc;
+	SimhashEMIterator it;
+	EquivalenceMember *em;
 
 	if (list_length(pathkeys) != 2 || !IsA(child, IndexPath))
 		return 0;
@@ -186,11 +188,11 @@ SimhashNearestSortPayloadFlags(RelOptInfo *rel, Path *child, List *pathkeys)
 	if (info->ncolumns != 2 || info->nkeycolumns != 1)
 		return 0;
 	pk = lsecond_node(PathKey, pathkeys);
-	if (pk->pk_strategy != BTLessStrategyNumber && pk->pk_strategy != BTGreaterStrategyNumber)
+	if (!SimhashPathKeyIsAsc(pk) && !SimhashPathKeyIsDesc(pk))
 		return 0;
-	foreach(lc, pk->pk_eclass->ec_members)
+	SimhashEMIteratorStart(&it, pk->pk_eclass, rel->relids);
+	while ((em = SimhashEMIteratorNext(&it)) != NULL)
 	{
-		EquivalenceMember *em = lfirst(lc);
 		Var		   *var = SimhashSortKeyColumnVar((Node *) em->em_expr);
 
 		if (var == NULL || var->varno != rel->relid || var->varlevelsup != 0 ||
@@ -200,7 +202,7 @@ SimhashNearestSortPayloadFlags(RelOptInfo *rel, Path *child, List *pathkeys)
 			lookup_type_cache(var->vartype, TYPECACHE_BTREE_OPFAMILY)->btree_opf)
 			return 0;
 		return SIMHASH_SK_PAYLOAD_ORDER |
-			(pk->pk_strategy == BTGreaterStrategyNumber ? SIMHASH_SK_PAYLOAD_DESC : 0) |
+			(SimhashPathKeyIsDesc(pk) ? SIMHASH_SK_PAYLOAD_DESC : 0) |
 			(pk->pk_nulls_first ? SIMHASH_SK_PAYLOAD_NULLS_FIRST : 0);
 	}
 	return 0;

@@ -160,9 +160,7 @@ SimhashMakeNearestSortPath(PlannerInfo *root, RelOptInfo *rel, Path *child)
 	 * less searching; costed as core costs that, it competes with the other
 	 * plans on the same terms.
 	 */
-	cost_incremental_sort(&sorted, root, root->query_pathkeys, 1,
-						  child->startup_cost, child->total_cost, child->rows,
-						  child->pathtarget->width, 0.0, work_mem, -1.0);
+	SimhashCostIncrementalSort(&sorted, root, root->query_pathkeys, 1, child, -1.0);
 	cpath->path.startup_cost = sorted.startup_cost;
 	cpath->path.total_cost = sorted.total_cost;
 
@@ -269,11 +267,10 @@ SimhashPlanNearestSort(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path
 									   rel->relids, false);
 		if (em == NULL)
 			elog(ERROR, "could not find a sort key expression for the nearest sort");
-		sortop = get_opfamily_member(pk->pk_opfamily, em->em_datatype, em->em_datatype,
-									 pk->pk_strategy);
+		sortop = SimhashPathKeySortOp(pk, em->em_datatype);
 		if (!OidIsValid(sortop))
-			elog(ERROR, "missing operator %d(%u,%u) in opfamily %u",
-				 pk->pk_strategy, em->em_datatype, em->em_datatype, pk->pk_opfamily);
+			elog(ERROR, "missing sort operator for type %u in opfamily %u",
+				 em->em_datatype, pk->pk_opfamily);
 		if (tlist_member(em->em_expr, child_tlist) == NULL)
 			child_tlist = lappend(child_tlist,
 								  makeTargetEntry(copyObject(em->em_expr),
@@ -283,7 +280,7 @@ SimhashPlanNearestSort(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path
 		sortops = lappend_oid(sortops, sortop);
 		collations = lappend_oid(collations, pk->pk_eclass->ec_collation);
 		nulls_first = lappend_int(nulls_first, pk->pk_nulls_first);
-		descending = lappend_int(descending, pk->pk_strategy == BTGreaterStrategyNumber);
+		descending = lappend_int(descending, SimhashPathKeyIsDesc(pk));
 	}
 	/* an index scan projects, so its targetlist may grow */
 	child->targetlist = child_tlist;

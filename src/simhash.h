@@ -20,6 +20,8 @@
 #include "fmgr.h"
 #include "port/pg_bitutils.h"
 
+#include "simhash_compat.h"
+
 #define DatumGetSimhash64(X)	((uint64) DatumGetInt64(X))
 #define Simhash64GetDatum(X)	Int64GetDatum((int64) (X))
 #define PG_GETARG_SIMHASH64(n)	DatumGetSimhash64(PG_GETARG_DATUM(n))
@@ -190,7 +192,7 @@ extern SimhashFeatureSet *SimhashExtractFeatures(Datum textdatum, bool keep_text
 extern uint64 SimhashFeatureSetFingerprint(const SimhashFeatureSet *fs);
 extern uint64 SimhashFeatureSetCap(const SimhashFeatureSet *fs);
 extern void SimhashFreeFeatureSet(SimhashFeatureSet *fs);
-extern void SimhashReportFeatureTooLong(Size len) pg_attribute_noreturn();
+pg_noreturn extern void SimhashReportFeatureTooLong(Size len);
 
 /* radius.c: the search radius proposed for a text (simhash_radius) */
 extern int	SimhashRadiusOfText(Datum textdatum);

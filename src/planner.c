@@ -377,6 +377,8 @@ SimhashSetRelPathlist(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEnt
 	if (simhash_indexes == NIL)
 		return;
 	knn_pathkeys = SimhashKnnPrefixPathkeys(root, rel, simhash_indexes);
+	if (knn_pathkeys != NIL)
+		SimhashRemovePartialOrderPaths(root, rel, simhash_indexes);
 
 	/* simhash.enable_rewrite = off leaves distance clauses alone */
 	if (simhash_enable_rewrite)

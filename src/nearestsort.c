@@ -163,12 +163,15 @@ SimhashMakeNearestSortPath(PlannerInfo *root, RelOptInfo *rel, Path *child)
 	SimhashCostIncrementalSort(&sorted, root, root->query_pathkeys, 1, child, -1.0);
 	cpath->path.startup_cost = sorted.startup_cost;
 	cpath->path.total_cost = sorted.total_cost;
+	/* the child's disabled nodes, and the sort if enable_incremental_sort is off */
+	SimhashSetDisabledNodes(&cpath->path, SimhashPathDisabledNodes(&sorted));
 
 	/* an index that orders ties leaves the node nothing to sort */
 	if (SimhashNearestSortPayloadFlags(rel, child, root->query_pathkeys) != 0)
 	{
 		cpath->path.startup_cost = child->startup_cost;
 		cpath->path.total_cost = child->total_cost;
+		SimhashSetDisabledNodes(&cpath->path, SimhashPathDisabledNodes(child));
 	}
 	return &cpath->path;
 }

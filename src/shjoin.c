@@ -186,6 +186,9 @@ SimhashCostJoinPath(PlannerInfo *root, CustomPath *cpath, Path *outer_path,
 	nbatches = ceil(ninner * width / (double) get_hash_memory_limit());
 	nbatches = Max(nbatches, 1);
 
+	/* a disabled node under the join counts as it does under core's joins */
+	SimhashSetDisabledNodes(&cpath->path, SimhashPathDisabledNodes(outer_path) +
+							SimhashPathDisabledNodes(inner_path));
 	cpath->path.startup_cost = inner_path->total_cost +
 		ninner * (cpu_tuple_cost + cpu_operator_cost * (1 + SIMHASH_NBANDS));
 	cpath->path.total_cost = cpath->path.startup_cost +

@@ -208,9 +208,6 @@ SimhashCostIncrementalSort(Path *path, PlannerInfo *root, List *pathkeys,
 #endif
 						  input->startup_cost, input->total_cost, input->rows,
 						  input->pathtarget->width, 0.0, work_mem, limit_tuples);
-#if PG_VERSION_NUM >= 180000
-	path->disabled_nodes = input->disabled_nodes;
-#endif
 }
 
 /*

@@ -328,8 +328,7 @@ SimhashForkWriterWrite(SimhashForkWriter *w, BlockNumber blkno)
 #else
 	PageSetChecksumInplace(w->page, blkno);
 	smgrwrite(RelationGetSmgr(w->rel), w->fork, blkno, (char *) w->page, true);
-	log_newpage(&(RelationGetSmgr(w->rel))->smgr_rnode.node, w->fork, blkno,
-				w->page, true);
+	log_newpage(&SimhashRelLocator(w->rel), w->fork, blkno, w->page, true);
 #endif
 }
 

@@ -12,6 +12,7 @@ OBJS = \
 	src/knnpath.o \
 	src/nearestsort.o \
 	src/neardup_lock.o \
+	src/neardup_rls.o \
 	src/neardup_search.o \
 	src/planner.o \
 	src/radius.o \
@@ -50,7 +51,7 @@ DATA = src/simhash--0.1.0.sql src/simhash--0.1.0--0.2.0.sql
 PGFILEDESC = "simhash - near-duplicate text detection"
 
 REGRESS = type distance fingerprint index planner join knn_tiebreak include radius security \
-	trigger \
+	trigger neardup_rls \
 	suggested_radius clusters upgrade
 REGRESS_OPTS = --load-extension=simhash
 

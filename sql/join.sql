@@ -230,3 +230,52 @@ SELECT (same_pairs('SELECT a.id, b.id FROM jd a JOIN jd b ON a.fp <-> b.fp <= 3'
 
 -- EXPLAIN ANALYZE reports batches and memory
 SELECT batches('SELECT count(*) FROM jd a JOIN jd b ON a.fp <-> b.fp <= 3');
+
+-- a few new rows against a big clustered table: the nested loop over the
+-- index, not the band join (issue 26).  Statistics sample every row
+-- (default_statistics_target 10000 = 3,000,000 rows), so the plan does not
+-- depend on ANALYZE's random sample.  jt: 500 clusters of 100 copies with
+-- 0-3 bits flipped; jp: 100 new rows, one in ten near a centre.
+CREATE TABLE jt (id int8, fp simhash64);
+INSERT INTO jt
+SELECT c * 1000 + j,
+	   (jfp(c)::int8 # (CASE WHEN j % 4 > 0 THEN 1::int8 << (j % 61) ELSE 0 END)
+					 # (CASE WHEN j % 4 > 1 THEN 1::int8 << ((j * 7 + 3) % 63) ELSE 0 END)
+					 # (CASE WHEN j % 4 > 2 THEN 1::int8 << ((j * 13 + 5) % 59) ELSE 0 END))::simhash64
+FROM generate_series(1, 500) c, generate_series(0, 99) j;
+CREATE INDEX jt_fp ON jt USING simhash (fp);
+CREATE TABLE jp (id int4, fp simhash64);
+INSERT INTO jp SELECT i, CASE WHEN i % 10 = 1
+	THEN (jfp(1 + (i * 37) % 500)::int8 # (1::int8 << (i % 64)) # (1::int8 << ((i + 11) % 64)))::simhash64
+	ELSE jfp(-i) END FROM generate_series(1, 100) i;
+SET default_statistics_target = 10000;
+ANALYZE jt;
+ANALYZE jp;
+RESET default_statistics_target;
+EXPLAIN (COSTS OFF)
+SELECT count(*) FROM jp p JOIN jt t ON t.fp <-> p.fp <= 3;
+SELECT count(*) FROM jp p JOIN jt t ON t.fp <-> p.fp <= 3;
+-- the band join, forced, finds the same pairs
+SET enable_nestloop = off;
+EXPLAIN (COSTS OFF)
+SELECT count(*) FROM jp p JOIN jt t ON t.fp <-> p.fp <= 3;
+SELECT count(*) FROM jp p JOIN jt t ON t.fp <-> p.fp <= 3;
+RESET enable_nestloop;
+-- the rows each probe of the nested loop expects agree with the join's
+-- rows (both from jp's rows as centres), whatever sample of jt ANALYZE drew
+CREATE FUNCTION loop_rows(query text, OUT join_rows float8, OUT outer_rows float8,
+						  OUT rows_per_loop float8) LANGUAGE plpgsql AS $$
+DECLARE plan json;
+BEGIN
+	EXECUTE 'EXPLAIN (FORMAT JSON) ' || query INTO plan;
+	plan := plan -> 0 -> 'Plan' -> 'Plans' -> 0;
+	join_rows := plan ->> 'Plan Rows';
+	outer_rows := plan -> 'Plans' -> 0 ->> 'Plan Rows';
+	rows_per_loop := plan -> 'Plans' -> 1 ->> 'Plan Rows';
+END $$;
+SELECT outer_rows, abs(rows_per_loop * outer_rows - join_rows) <= outer_rows AS agree
+FROM loop_rows('SELECT count(*) FROM jp p JOIN jt t ON t.fp <-> p.fp <= 3');
+ANALYZE jt;
+SELECT outer_rows, abs(rows_per_loop * outer_rows - join_rows) <= outer_rows AS agree
+FROM loop_rows('SELECT count(*) FROM jp p JOIN jt t ON t.fp <-> p.fp <= 3');
+DROP TABLE jt, jp;

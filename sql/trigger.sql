@@ -40,7 +40,7 @@ SELECT simhash('Only a body.') = fp AS one_column FROM art WHERE id = 2;
 -- no feature spans two columns: "a" + "b" is not the word "ab"
 INSERT INTO art VALUES (5, 'a', 'b', NULL, NULL);
 SELECT fp = simhash('a b') AS separate_words, fp <> simhash('ab') AS not_joined FROM art WHERE id = 5;
--- UPDATE recomputes when a text column or the fingerprint is assigned, only
+-- UPDATE recomputes when a text column or the fingerprint is assigned
 ALTER TABLE art DISABLE TRIGGER art_fp;
 UPDATE art SET fp = '0123456789abcdef' WHERE id = 1;
 ALTER TABLE art ENABLE TRIGGER art_fp;
@@ -50,6 +50,29 @@ UPDATE art SET body = body WHERE id = 1;
 SELECT fp = simhash(concat_ws(E'\n', title, body)) AS recomputed FROM art WHERE id = 1;
 UPDATE art SET fp = '0123456789abcdef' WHERE id = 1;
 SELECT fp = simhash(concat_ws(E'\n', title, body)) AS overwritten FROM art WHERE id = 1;
+-- and when the text changes without being assigned, as by an earlier BEFORE
+-- trigger (art_body fires before art_fp), also through the SET of an
+-- ON CONFLICT DO UPDATE: the fingerprint follows the text
+CREATE FUNCTION body_from_note() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+	IF NEW.note IS DISTINCT FROM OLD.note THEN
+		NEW.body := 'A body about ' || NEW.note;
+	END IF;
+	RETURN NEW;
+END $$;
+CREATE TRIGGER art_body BEFORE UPDATE ON art FOR EACH ROW EXECUTE FUNCTION body_from_note();
+UPDATE art SET note = 'cats' WHERE id = 1;
+SELECT body, fp = simhash(concat_ws(E'\n', title, body)) AS follows_text FROM art WHERE id = 1;
+INSERT INTO art (id, note) VALUES (1, 'dogs') ON CONFLICT (id) DO UPDATE SET note = excluded.note;
+SELECT body, fp = simhash(concat_ws(E'\n', title, body)) AS follows_text FROM art WHERE id = 1;
+-- an unchanged text keeps the stored fingerprint, even a wrong one
+ALTER TABLE art DISABLE TRIGGER art_fp;
+UPDATE art SET fp = '0123456789abcdef' WHERE id = 1;
+ALTER TABLE art ENABLE TRIGGER art_fp;
+UPDATE art SET note = 'dogs' WHERE id = 1;
+SELECT fp FROM art WHERE id = 1;
+DROP TRIGGER art_body ON art;
+DROP FUNCTION body_from_note();
 DROP TRIGGER art_fp ON art;
 
 -- misuse: each a coded error, nothing stored
@@ -469,9 +492,49 @@ FROM (VALUES
 	('fp, ''auto'', ''skip''', 'BEFORE INSERT', 'ROW'),
 	('fp, 3, ''skip'', ''text=dup_of''', 'BEFORE INSERT', 'ROW'),
 	('fp, ''auto'', ''skip'', ''text=dup_of''', 'BEFORE INSERT', 'ROW'),
-	('fp, ''auto'', ''skip'', ''text=nosuch''', 'BEFORE INSERT', 'ROW')
+	('fp, ''auto'', ''skip'', ''text=nosuch''', 'BEFORE INSERT', 'ROW'),
+	-- link columns that would overwrite the key, a scope column or each other
+	('fp, 3, ''link'', id', 'BEFORE INSERT', 'ROW'),
+	('fp, 3, ''link'', ''link_key=dup_of'', ''link_distance=id''', 'BEFORE INSERT', 'ROW'),
+	('fp, 3, ''link'', dup_of, dup_of', 'BEFORE INSERT', 'ROW'),
+	('fp, 3, ''link'', ''link_distance=dup_dist'', ''scope=dup_dist''', 'BEFORE INSERT', 'ROW'),
+	-- an option given twice
+	('fp, 3, ''skip'', ''scope=dup_of'', ''scope=dup_dist''', 'BEFORE INSERT', 'ROW'),
+	('fp, 3, ''link'', dup_of, ''link_key=dup_of''', 'BEFORE INSERT', 'ROW'),
+	('fp, 3, ''link'', ''link_distance=dup_dist'', ''link_distance=dup_dist''', 'BEFORE INSERT', 'ROW'),
+	-- link_key= and link_distance= name one column each, read as identifiers
+	('fp, 3, ''link'', ''link_key=DUP_OF'', ''link_distance= dup_dist ''', 'BEFORE INSERT', 'ROW'),
+	('fp, 3, ''link'', ''link_key="DUP_OF"''', 'BEFORE INSERT', 'ROW'),
+	('fp, 3, ''link'', ''link_key=dup_of,dup_dist''', 'BEFORE INSERT', 'ROW'),
+	('fp, 3, ''link'', ''link_distance=''', 'BEFORE INSERT', 'ROW')
 ) v(args, timing, level);
 DROP TRIGGER x ON nd;
+-- what the details say (the trigger is created inside the failing statement)
+SELECT args, (SELECT detail FROM error_fields(format(
+	$q$CREATE TRIGGER x BEFORE INSERT ON nd FOR EACH ROW
+	   EXECUTE FUNCTION simhash_near_duplicate_trigger(%s);
+	   INSERT INTO nd (id, fp) VALUES (1, '0123456789abcdef')$q$, args)))
+FROM (VALUES ('fp, 3, ''link'', id'), ('fp, 3, ''link'', dup_of, dup_of'),
+			 ('fp, 3, ''link'', ''link_distance=dup_dist'', ''scope=dup_dist'''),
+			 ('fp, 3, ''skip'', ''scope=dup_of'', ''scope=dup_dist'''),
+			 ('fp, 3, ''link'', ''link_key=dup_of,dup_dist''')) v(args);
+-- column names with capitals and spaces, in double quotes as in SQL
+CREATE TABLE quoted (id int PRIMARY KEY, "Owner Id" int, fp simhash64, "Dup Of" int, "dist" int);
+CREATE INDEX ON quoted USING simhash (fp);
+CREATE TRIGGER n BEFORE INSERT ON quoted FOR EACH ROW
+	EXECUTE FUNCTION simhash_near_duplicate_trigger(fp, 3, 'link', 'scope="Owner Id"',
+													'link_key="Dup Of"', 'link_distance=DIST');
+INSERT INTO quoted (id, "Owner Id", fp) VALUES (1, 7, bits(0)), (2, 7, bits(1)), (3, 8, bits(1));
+SELECT * FROM quoted ORDER BY id;
+-- an index with INCLUDE serves the trigger: its one key column is the fingerprint
+CREATE TABLE incl (id int PRIMARY KEY, fp simhash64, n int);
+CREATE INDEX ON incl USING simhash (fp) INCLUDE (n);
+CREATE TRIGGER n BEFORE INSERT ON incl FOR EACH ROW
+	EXECUTE FUNCTION simhash_near_duplicate_trigger(fp, 3, 'reject');
+INSERT INTO incl VALUES (1, bits(0), 1);
+SELECT sqlstate_of($$INSERT INTO incl VALUES (2, bits(1), 2)$$) AS near_copy;
+SELECT sqlstate_of($$INSERT INTO incl VALUES (3, bits(20), 3)$$) AS far;
+DROP TABLE quoted, incl;
 -- no simhash index, a partial one, a dropped or renamed column, no primary key
 CREATE TABLE noidx (id int PRIMARY KEY, fp simhash64, fp2 simhash64, d int);
 CREATE TRIGGER n BEFORE INSERT ON noidx FOR EACH ROW

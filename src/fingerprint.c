@@ -77,57 +77,58 @@ SimhashCountersFinish(const SimhashCounters *c)
 /*
  * Integer counters for the integer weights of simhash(text), kept as
  * "acc[i] = weight of the features whose bit i is set" plus the total, so
- * that counter i = 2 acc[i] - total.  Features are added 16 bits per lane:
- * each byte of the hash selects, through a table, which of 8 lanes of two
- * 64-bit words receive the weight; the lanes are flushed into acc[] before
- * they could overflow.  That is 16 multiply-adds per feature instead of 64
- * conditional adds.
+ * that counter i = 2 acc[i] - total.  Features are added 8 bits per lane:
+ * byte b of the hash selects, through a table, which of the 8 byte lanes of
+ * lanes[b] receive the weight (one multiply-add per byte of the hash, 8 per
+ * feature instead of 64 conditional adds); the lanes are flushed into acc[]
+ * before any of them could pass 255.  Features heavier than that (only in
+ * long texts, where the cap is above 255) are added bit by bit.
  */
 typedef struct SimhashIntCounters
 {
-	uint64		lanes[8][2];	/* byte b of the hash: bits 0-3 and 4-7 */
+	uint64		lanes[8];		/* byte j of lanes[b]: sum for bit 8b + j */
 	uint32		pending;		/* weight added to the lanes since the flush */
 	uint64		acc[SIMHASH_BITS];
 	uint64		total;
 } SimhashIntCounters;
 
-static uint64 simhash_spread[256][2];
+/* slots examined at a time by SimhashFeatureSetFingerprint */
+#define SIMHASH_SLOT_BATCH		256
+
+/* largest sum a byte lane may hold */
+#define SIMHASH_LANE_MAX		255
+
+/* byte value -> a 1 in byte lane j for each bit j that is set */
+static uint64 simhash_spread[256];
 static bool simhash_spread_ready = false;
 
-/* Build the byte -> 16-bit lanes table. */
+/* Build the byte -> 8-bit lanes table. */
 static void
 SimhashInitSpread(void)
 {
 	for (int b = 0; b < 256; b++)
 	{
-		uint64		lo = 0,
-					hi = 0;
+		uint64		lanes = 0;
 
-		for (int j = 0; j < 4; j++)
-		{
+		for (int j = 0; j < 8; j++)
 			if ((b >> j) & 1)
-				lo |= UINT64CONST(1) << (16 * j);
-			if ((b >> (j + 4)) & 1)
-				hi |= UINT64CONST(1) << (16 * j);
-		}
-		simhash_spread[b][0] = lo;
-		simhash_spread[b][1] = hi;
+				lanes |= UINT64CONST(1) << (8 * j);
+		simhash_spread[b] = lanes;
 	}
 	simhash_spread_ready = true;
 }
 
 /* Move the lane sums into the 64-bit counters. */
-static void
+static pg_noinline void
 SimhashIntFlush(SimhashIntCounters *c)
 {
 	for (int b = 0; b < 8; b++)
 	{
-		for (int j = 0; j < 4; j++)
-		{
-			c->acc[8 * b + j] += (c->lanes[b][0] >> (16 * j)) & 0xFFFF;
-			c->acc[8 * b + 4 + j] += (c->lanes[b][1] >> (16 * j)) & 0xFFFF;
-		}
-		c->lanes[b][0] = c->lanes[b][1] = 0;
+		uint64		lanes = c->lanes[b];
+
+		for (int j = 0; j < 8; j++)
+			c->acc[8 * b + j] += (lanes >> (8 * j)) & 0xFF;
+		c->lanes[b] = 0;
 	}
 	c->pending = 0;
 }
@@ -136,7 +137,7 @@ SimhashIntFlush(SimhashIntCounters *c)
 static inline void
 SimhashIntAdd(SimhashIntCounters *c, uint64 hash, uint64 w)
 {
-	if (w > 0xFFFF)
+	if (w > SIMHASH_LANE_MAX)
 	{
 		/* too heavy for a lane: add it bit by bit */
 		for (int i = 0; i < SIMHASH_BITS; i++)
@@ -144,31 +145,30 @@ SimhashIntAdd(SimhashIntCounters *c, uint64 hash, uint64 w)
 		c->total += w;
 		return;
 	}
-	if (c->pending + w > 0xFFFF)
+	if (c->pending + w > SIMHASH_LANE_MAX)
 		SimhashIntFlush(c);
-	for (int b = 0; b < 8; b++)
-	{
-		uint8		byte = (uint8) (hash >> (8 * b));
-
-		c->lanes[b][0] += simhash_spread[byte][0] * w;
-		c->lanes[b][1] += simhash_spread[byte][1] * w;
-	}
+	/* unrolled: gcc -O2 keeps the loop otherwise */
+	c->lanes[0] += simhash_spread[(uint8) hash] * w;
+	c->lanes[1] += simhash_spread[(uint8) (hash >> 8)] * w;
+	c->lanes[2] += simhash_spread[(uint8) (hash >> 16)] * w;
+	c->lanes[3] += simhash_spread[(uint8) (hash >> 24)] * w;
+	c->lanes[4] += simhash_spread[(uint8) (hash >> 32)] * w;
+	c->lanes[5] += simhash_spread[(uint8) (hash >> 40)] * w;
+	c->lanes[6] += simhash_spread[(uint8) (hash >> 48)] * w;
+	c->lanes[7] += simhash_spread[(uint8) (hash >> 56)] * w;
 	c->pending += (uint32) w;
 	c->total += w;
 }
 
 /*
  * The weight cap of an extracted feature set: max(8, W / 16), W being the
- * sum of min(occurrences, 8) over its features.
+ * sum of min(occurrences, 8) over its features (kept up to date by the
+ * tokenizer).
  */
 uint64
 SimhashFeatureSetCap(const SimhashFeatureSet *fs)
 {
-	uint64		w8 = 0;
-
-	for (uint32 slot = 0; slot <= fs->mask; slot++)
-		w8 += Min(fs->slots[slot].count, SIMHASH_CAP_MIN);
-	return SimhashWeightCap(w8);
+	return SimhashWeightCap(fs->w8);
 }
 
 /*
@@ -186,12 +186,27 @@ SimhashFeatureSetFingerprint(const SimhashFeatureSet *fs)
 	if (!simhash_spread_ready)
 		SimhashInitSpread();
 	memset(&c, 0, sizeof(c));
-	for (uint32 slot = 0; slot <= fs->mask; slot++)
+	for (uint32 base = 0; base <= fs->mask; base += SIMHASH_SLOT_BATCH)
 	{
-		uint32		n = fs->slots[slot].count;
+		uint32		occupied[SIMHASH_SLOT_BATCH];
+		uint32		nocc = 0;
+		uint32		nslots = Min(fs->mask + 1 - base, SIMHASH_SLOT_BATCH);
 
-		if (n != 0)
-			SimhashIntAdd(&c, SimhashSlotHash(&fs->slots[slot]), Min((uint64) n, cap));
+		/*
+		 * Gather the occupied slots first, without a branch: whether a
+		 * slot is empty is a coin toss the processor cannot predict.
+		 */
+		for (uint32 k = 0; k < nslots; k++)
+		{
+			occupied[nocc] = base + k;
+			nocc += (fs->slots[base + k].count != 0);
+		}
+		for (uint32 k = 0; k < nocc; k++)
+		{
+			const SimhashFeatureSlot *slot = &fs->slots[occupied[k]];
+
+			SimhashIntAdd(&c, SimhashSlotHash(slot), Min((uint64) slot->count, cap));
+		}
 	}
 	SimhashIntFlush(&c);
 

@@ -21,14 +21,12 @@
 
 #include "simhash.h"
 
-/* cell numbers of neardup_lock.c: scope hash bits, and the "own cell" mark */
-#define SIMHASH_SCOPE_MASK		0x1FFF
-
 /* fingerprint.c */
 extern Datum simhash_text(PG_FUNCTION_ARGS);
 
 /* trigger_util.c */
 extern TriggerData *SimhashTriggerData(FunctionCallInfo fcinfo, const char *name);
+extern Oid	SimhashTriggerDefiningTable(Trigger *trigger, Oid relid);
 extern AttrNumber SimhashTriggerColumn(Relation rel, const char *colname, const char *role);
 extern AttrNumber SimhashTriggerFingerprintColumn(Relation rel, const char *colname,
 												  const char *role);
@@ -90,6 +88,7 @@ typedef struct SimhashNearDupInfo
 	int			nleaves;		/* the tables whose rows compete */
 	SimhashNearDupLeaf *leaves;
 	int			own_leaf;		/* the table the trigger fires on, among them */
+	struct SimhashRlsCheck *rls_check[2];	/* row-level security: INSERT, UPDATE */
 	MemoryContext cxt;			/* where all this lives: the statement's */
 } SimhashNearDupInfo;
 
@@ -109,6 +108,12 @@ typedef struct SimhashNearMatch
 extern void SimhashFindNearDuplicate(const SimhashNearDupInfo *info, uint64 fp, int k,
 									 const Datum *scope, ItemPointer self,
 									 SimhashNearMatch *best);
+
+/* neardup_rls.c */
+struct SimhashRlsCheck;
+extern void SimhashCheckRowSecurity(struct SimhashRlsCheck **cache, MemoryContext cxt,
+									Relation rel, TupleTableSlot *slot, CmdType cmd);
+extern bool SimhashRowSecurityApplies(Relation rel);
 
 /* neardup_lock.c */
 extern void SimhashCanonicalRadii(int k, int *radius);

@@ -72,16 +72,20 @@ typedef struct SimhashCellLock
 } SimhashCellLock;
 
 /*
- * The lock tag of a cell of table relid: a hash keyed with the cluster's
- * mock authentication nonce, a random secret pg_control keeps and SQL does
- * not show, so that pg_locks reveals nothing of the fingerprint.
+ * The lock tag of cell (band, key) of table relid for rows of scope hash
+ * scope_hash: a hash keyed with the cluster's mock authentication nonce, a
+ * random secret pg_control keeps and SQL does not show.  The key hides the
+ * cell from roles that cannot take cells of their own; a role that can
+ * insert into the table learns the tags of its own scope (src/README, "What
+ * pg_locks shows").  The whole scope hash goes in, so that scopes share
+ * tags only by a collision of the 32-bit tags.
  */
 static uint32
-SimhashCellTag(Oid relid, uint32 cell)
+SimhashCellTag(Oid relid, uint32 scope_hash, int band, uint16 key)
 {
 	static uint64 seed = 0;
 	static bool have_seed = false;
-	uint32		data[2];
+	uint32		data[3];
 
 	if (!have_seed)
 	{
@@ -89,7 +93,8 @@ SimhashCellTag(Oid relid, uint32 cell)
 		have_seed = true;
 	}
 	data[0] = relid;
-	data[1] = cell;
+	data[1] = scope_hash;
+	data[2] = ((uint32) band << 16) | key;
 	return (uint32) hash_bytes_extended((const unsigned char *) data, sizeof(data), seed);
 }
 
@@ -165,7 +170,6 @@ SimhashLockNeighbourhood(Oid relid, uint32 scope_hash, uint64 fp, int k)
 	}
 	SimhashLockCell(relid, 0, SIMHASH_LOCK_TABLE, RowExclusiveLock);
 
-	/* cell number: scope hash (13 bits), band (2), key (16) */
 	cells = palloc(sizeof(SimhashCellLock) * ncells);
 	ring = palloc(sizeof(uint16) * ncells);
 	ncells = 0;
@@ -176,10 +180,7 @@ SimhashLockNeighbourhood(Oid relid, uint32 scope_hash, uint64 fp, int k)
 
 		for (int i = 0; i < n; i++)
 		{
-			uint32		cell = ((scope_hash & SIMHASH_SCOPE_MASK) << 18) |
-				((uint32) j << 16) | ring[i];
-
-			cells[ncells].tag = SimhashCellTag(relid, cell);
+			cells[ncells].tag = SimhashCellTag(relid, scope_hash, j, ring[i]);
 			cells[ncells].own = (i == 0);
 			ncells++;
 		}

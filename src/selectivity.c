@@ -482,8 +482,29 @@ simhash_ball_restrict_sel(PG_FUNCTION_ARGS)
 	radius = SimhashBallExprRadius(other, &center, &center_known);
 	SimhashGetColumnStats(&vardata, &st);
 	index = SimhashFindIndex(root, &vardata);
-	sel = SimhashEstimateWithin(index, &st, center_known ? &center : NULL, NULL, true,
-								radius);
+	if (!center_known && IsA(other, FuncExpr) &&
+		((FuncExpr *) other)->funcid == SimhashGetCatalog()->ball_func &&
+		list_length(((FuncExpr *) other)->args) == 2)
+	{
+		/*
+		 * The centre comes from another relation (a parameterized scan of a
+		 * nested loop): its rows are the centres, as in the join estimate,
+		 * so that the rows per loop agree with the join's rows whatever
+		 * sample ANALYZE drew of this column.
+		 */
+		VariableStatData cvar;
+		SimhashColumnStats centres;
+
+		examine_variable(root, linitial(((FuncExpr *) other)->args), 0, &cvar);
+		SimhashGetColumnStats(&cvar, &centres);
+		sel = SimhashEstimateWithin(index, &st, NULL, &centres,
+									HeapTupleIsValid(cvar.statsTuple) &&
+									cvar.statsTuple == vardata.statsTuple, radius);
+		ReleaseVariableStats(cvar);
+	}
+	else
+		sel = SimhashEstimateWithin(index, &st, center_known ? &center : NULL, NULL, true,
+									radius);
 	ReleaseVariableStats(vardata);
 	PG_RETURN_FLOAT8(sel);
 }

@@ -27,11 +27,13 @@
 #include "simhash_planner.h"
 
 /*
- * Operator evaluations charged per tree level of a descent, a binary search
- * of one inner page (btcostestimate charges 50 per level; a probe set makes
- * many descents of the same few pages, which stay in cache).
+ * Operator evaluations charged per page of a descent, as btcostestimate
+ * charges (50 per page, root to leaf, plus a comparison per level of the
+ * binary search): pinning, locking and searching a page costs that much
+ * even when it is cached, which is what a nested loop's repeated scans
+ * pay (bench/planner, "Band join or nested loop").
  */
-#define SIMHASH_DESCENT_LEVEL_OPS	20
+#define SIMHASH_DESCENT_LEVEL_OPS	50
 
 /*
  * The smallest radius among the index quals of the path (strategy "=" is
@@ -151,7 +153,8 @@ shcostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 									leafpages, root) / loop_count;
 	io = pages * (fullscan ? spc_seq_page_cost : spc_random_page_cost);
 	cpu = entries * cpu_operator_cost +
-		probes * height * SIMHASH_DESCENT_LEVEL_OPS * cpu_operator_cost +
+		probes * ((height + 1) * SIMHASH_DESCENT_LEVEL_OPS +
+				  ceil(log2(Max(tuples, 2)))) * cpu_operator_cost +
 		matches * cpu_index_tuple_cost;
 
 	*indexStartupCost = 0;

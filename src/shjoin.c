@@ -36,6 +36,7 @@
 #include "optimizer/restrictinfo.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
+#include "utils/selfuncs.h"
 #include "utils/syscache.h"
 
 #include "shindex.h"
@@ -141,11 +142,56 @@ SimhashDerivedClauses(PlannerInfo *root, const SimhashJoinClause *jc)
 }
 
 /*
- * Cost of the band join.  Startup: read the inner side and sort it four
- * times.  Per outer row: its probes.  Per candidate (an inner row sharing a
- * probed key): a popcount, a fraction of an operator call.  Per pair within
- * k: the other join clauses and the output row.  Each extra batch reads the
- * outer side again.
+ * Probability that an outer and an inner row are within "radius": counted
+ * in a simhash index on either side where there is one, as the planner
+ * hook counts it for the clause (planner.c; the counts are shared within
+ * the statement), else from statistics.  Statistics alone would make the
+ * cost follow ANALYZE's sample of the table.
+ */
+static Selectivity
+SimhashEstimateJoinPairs(PlannerInfo *root, const SimhashJoinClause *jc, int radius)
+{
+	Node	   *sides[2] = {jc->inner_arg, jc->outer_arg};
+
+	for (int i = 0; i < 2; i++)
+	{
+		VariableStatData vardata;
+		IndexOptInfo *index;
+
+		examine_variable(root, sides[i], 0, &vardata);
+		index = SimhashFindIndex(root, &vardata);
+		ReleaseVariableStats(vardata);
+		if (index != NULL)
+			return SimhashEstimateRadius(root, index, sides[i], sides[1 - i], radius);
+	}
+	return SimhashEstimateRadius(root, NULL, jc->outer_arg, jc->inner_arg, radius);
+}
+
+/*
+ * The cost model's per-row work, in cpu_operator_cost units, measured
+ * against the nested loop over the index in bench/planner (RESULTS.md,
+ * "Band join or nested loop"):
+ *
+ * BUILD: storing one inner row and sorting it into four bands (two
+ * counting passes each), the directories and the reordering.
+ *
+ * PROBE: one probed key of one outer row: the directory lookup and the
+ * start of the candidate run, in tables small enough for the CPU caches;
+ * PROBE_MISS more per doubling of the batch past SIMHASH_JOIN_CACHE_ROWS,
+ * as the directories and rows outgrow them.
+ */
+#define SIMHASH_JOIN_BUILD_OPS		12.0
+#define SIMHASH_JOIN_PROBE_OPS		2.7
+#define SIMHASH_JOIN_PROBE_MISS_OPS	2.4
+#define SIMHASH_JOIN_CACHE_ROWS		1024.0
+
+/*
+ * Cost of the band join, costed like a hash join (initial_cost_hashjoin):
+ * startup reads the whole inner side (the relation the tables are built
+ * from) and builds its batches; then each outer row is read once, stored
+ * and read again for every later batch, and probes each batch's tables;
+ * per candidate (an inner row sharing a probed key) a distance test; per
+ * pair within k the other join clauses and the output row.
  */
 static void
 SimhashCostJoinPath(PlannerInfo *root, CustomPath *cpath, Path *outer_path,
@@ -155,48 +201,82 @@ SimhashCostJoinPath(PlannerInfo *root, CustomPath *cpath, Path *outer_path,
 	double		ninner = inner_path->rows;
 	int			radius = SIMHASH_ESTIMATE_RADIUS;
 	SimhashProbePlan plan;
+	double		batch_rows;
 	double		nprobes = 0;
 	double		ncandidates = 0;
+	double		probe_ops;
 	double		npairs;
 	double		width;
 	double		nbatches;
+	double		outer_pages;
 	QualCost	qcost;
 	Selectivity sel;
+	Cost		startup;
+	Cost		run;
 	Node	   *bound = estimate_expression_value(root, jc->bound);
 
 	if (IsA(bound, Const) && !((Const *) bound)->constisnull)
 		radius = SimhashClampRadius(SimhashIntegerDatum(((Const *) bound)->constvalue,
 														exprType(bound)),
 									jc->adjust);
-	SimhashPlanProbes(radius, ninner, &plan);
-	for (int j = 0; j < SIMHASH_NBANDS; j++)
-	{
-		double		keys = SimhashPlanKeys(&plan, j);
-
-		nprobes += keys;
-		ncandidates += keys * ninner / SIMHASH_BAND_KEYS;
-	}
-
-	sel = SimhashEstimateRadius(root, NULL, jc->outer_arg, jc->inner_arg, Max(radius, 0));
-	npairs = clamp_row_est(nouter * ninner * sel);
-	cost_qual_eval(&qcost, others, root);
 
 	width = inner_path->pathtarget->width + MAXALIGN(SizeofHeapTupleHeader) +
 		SIMHASH_JOIN_ROW_BYTES;
 	nbatches = ceil(ninner * width / (double) get_hash_memory_limit());
 	nbatches = Max(nbatches, 1);
+	batch_rows = Max(ninner / nbatches, 1);
 
 	/* a disabled node under the join counts as it does under core's joins */
 	SimhashSetDisabledNodes(&cpath->path, SimhashPathDisabledNodes(outer_path) +
 							SimhashPathDisabledNodes(inner_path));
-	cpath->path.startup_cost = inner_path->total_cost +
-		ninner * (cpu_tuple_cost + cpu_operator_cost * (1 + SIMHASH_NBANDS));
-	cpath->path.total_cost = cpath->path.startup_cost +
-		outer_path->total_cost * nbatches +
-		nouter * (cpu_tuple_cost + cpu_operator_cost * (1 + nprobes)) +
-		nouter * ncandidates * cpu_operator_cost / 4 +
-		npairs * (cpu_tuple_cost + qcost.per_tuple) +
+	/* the probes of one outer row into one batch */
+	SimhashPlanProbes(radius, batch_rows, &plan);
+	for (int j = 0; j < SIMHASH_NBANDS; j++)
+	{
+		double		keys = SimhashPlanKeys(&plan, j);
+
+		nprobes += keys;
+		ncandidates += keys * batch_rows / SIMHASH_BAND_KEYS;
+	}
+	if (plan.fullscan)
+	{
+		/* band 0's whole order, read once */
+		nprobes = 1;
+		ncandidates = batch_rows;
+	}
+	probe_ops = SIMHASH_JOIN_PROBE_OPS + SIMHASH_JOIN_PROBE_MISS_OPS *
+		log2(1 + batch_rows / SIMHASH_JOIN_CACHE_ROWS);
+
+	sel = SimhashEstimateJoinPairs(root, jc, Max(radius, 0));
+	npairs = clamp_row_est(nouter * ninner * sel);
+	cost_qual_eval(&qcost, others, root);
+
+	/* read the inner side, store and sort each row */
+	startup = inner_path->total_cost +
+		ninner * (cpu_tuple_cost + SIMHASH_JOIN_BUILD_OPS * cpu_operator_cost);
+
+	/* read the outer side; with batches, write it once and read it again */
+	run = outer_path->total_cost - outer_path->startup_cost;
+	startup += outer_path->startup_cost;
+	if (nbatches > 1)
+	{
+		outer_pages = ceil(nouter * (MAXALIGN(outer_path->pathtarget->width) +
+									 MAXALIGN(SizeofMinimalTupleHeader)) / BLCKSZ);
+		run += (nbatches - 1) * nouter * cpu_tuple_cost;
+		if (outer_pages * BLCKSZ > work_mem * 1024.0)
+			run += outer_pages * seq_page_cost * nbatches;
+	}
+
+	/* per outer row and batch: its probes and candidates */
+	run += nouter * cpu_operator_cost +
+		nouter * nbatches * (nprobes * probe_ops + ncandidates) * cpu_operator_cost;
+
+	/* per pair: the other clauses, the joined row, its projection */
+	run += npairs * (cpu_tuple_cost + qcost.per_tuple) +
 		cpath->path.rows * cpath->path.pathtarget->cost.per_tuple;
+
+	cpath->path.startup_cost = startup;
+	cpath->path.total_cost = startup + run;
 }
 
 /* A SimhashJoin path (partial if the outer path is). */

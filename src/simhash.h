@@ -158,6 +158,7 @@ typedef struct SimhashFeatureSet
 	uint32		mask;			/* number of slots - 1 (a power of 2 minus 1) */
 	uint32		nfeatures;		/* number of occupied slots */
 	uint32		grow_at;		/* grow when nfeatures exceeds this */
+	uint64		w8;				/* sum over features of min(count, 8) */
 	bool		keep_text;		/* remember feature text and order? */
 	uint32	   *featno;			/* keep_text: slot -> number of the feature
 								 * in order of first appearance */
@@ -182,7 +183,7 @@ SimhashSlotHash(const SimhashFeatureSlot *slot)
 /* incremental feature extraction from UTF-8 (tokenize.c) */
 typedef struct SimhashTokenizer SimhashTokenizer;
 
-extern SimhashTokenizer *SimhashTokenizerCreate(bool keep_text);
+extern SimhashTokenizer *SimhashTokenizerCreate(bool keep_text, size_t expect_bytes);
 extern void SimhashTokenizerPush(SimhashTokenizer *tk, const char *utf8,
 								 size_t len, bool final);
 extern SimhashFeatureSet *SimhashTokenizerFinish(SimhashTokenizer *tk);

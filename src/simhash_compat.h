@@ -119,6 +119,25 @@ typedef RelFileNode RelFileLocator;
 #endif
 
 /*
+ * 16: build_attrmap_by_name can leave out columns missing from the input;
+ * the extension wants every column to be there (an error otherwise)
+ */
+#if PG_VERSION_NUM >= 160000
+#define SimhashBuildAttrMapByName(indesc, outdesc) \
+	build_attrmap_by_name(indesc, outdesc, false)
+#else
+#define SimhashBuildAttrMapByName(indesc, outdesc) \
+	build_attrmap_by_name(indesc, outdesc)
+#endif
+
+/* 18: ExecutorRun lost execute_once (a portal runs a plan once anyway) */
+#if PG_VERSION_NUM >= 180000
+#define SimhashExecutorRun(qd, dir, count)	ExecutorRun(qd, dir, count)
+#else
+#define SimhashExecutorRun(qd, dir, count)	ExecutorRun(qd, dir, count, true)
+#endif
+
+/*
  * 18: index AMs count the index searches of a scan, which EXPLAIN ANALYZE
  * shows as "Index Searches"; older versions count the scan only.
  */

@@ -129,7 +129,7 @@ SimhashFeatureSet *
 SimhashExtractFeatures(Datum textdatum, bool keep_text)
 {
 	struct varlena *attr = (struct varlena *) DatumGetPointer(textdatum);
-	SimhashTokenizer *tk = SimhashTokenizerCreate(keep_text);
+	SimhashTokenizer *tk;
 	text	   *t;
 
 	if (VARATT_IS_EXTERNAL_ONDISK(attr))
@@ -140,6 +140,8 @@ SimhashExtractFeatures(Datum textdatum, bool keep_text)
 		if (!VARATT_EXTERNAL_IS_COMPRESSED(toast_pointer) &&
 			VARATT_EXTERNAL_GET_EXTSIZE(toast_pointer) > 2 * SIMHASH_TOAST_SLICE)
 		{
+			tk = SimhashTokenizerCreate(keep_text,
+										VARATT_EXTERNAL_GET_EXTSIZE(toast_pointer));
 			SimhashPushToastSlices(tk, attr,
 								   VARATT_EXTERNAL_GET_EXTSIZE(toast_pointer));
 			return SimhashTokenizerFinish(tk);
@@ -147,6 +149,7 @@ SimhashExtractFeatures(Datum textdatum, bool keep_text)
 	}
 
 	t = pg_detoast_datum_packed(attr);
+	tk = SimhashTokenizerCreate(keep_text, VARSIZE_ANY_EXHDR(t));
 	SimhashPushServer(tk, VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t), true);
 	if (t != (text *) attr)
 		pfree(t);

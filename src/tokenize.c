@@ -26,6 +26,11 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+/* property bits of a Han character that is NFKC-stable and does not fold */
+#define SIMHASH_HAN_MASK \
+	(SIMHASH_UCLASS_MASK | SIMHASH_UFLAG_STABLE | SIMHASH_UFLAG_FOLDS)
+#define SIMHASH_HAN_PLAIN		(SIMHASH_UCLASS_HAN | SIMHASH_UFLAG_STABLE)
+
 /* longest normalisation segment, in code points */
 #define SIMHASH_MAX_SEGMENT		32
 
@@ -34,6 +39,8 @@
 
 /* initial number of hash table slots (a power of 2) */
 #define SIMHASH_INITIAL_SLOTS	256
+/* most slots allocated up front for a long text (768 kB) */
+#define SIMHASH_EXPECT_SLOTS	((uint32) 1 << 16)
 
 /*
  * Longest word kept in memory by simhash(text): the bytes of a longer word
@@ -70,23 +77,136 @@ struct SimhashTokenizer
 	size_t		carried;
 };
 
-/* ASCII letters and digits: the word characters below U+0080 */
-static const bool ascii_word[128] = {
-	['0'] = true,['1'] = true,['2'] = true,['3'] = true,['4'] = true,
-	['5'] = true,['6'] = true,['7'] = true,['8'] = true,['9'] = true,
-	['A'] = true,['B'] = true,['C'] = true,['D'] = true,['E'] = true,
-	['F'] = true,['G'] = true,['H'] = true,['I'] = true,['J'] = true,
-	['K'] = true,['L'] = true,['M'] = true,['N'] = true,['O'] = true,
-	['P'] = true,['Q'] = true,['R'] = true,['S'] = true,['T'] = true,
-	['U'] = true,['V'] = true,['W'] = true,['X'] = true,['Y'] = true,
-	['Z'] = true,
-	['a'] = true,['b'] = true,['c'] = true,['d'] = true,['e'] = true,
-	['f'] = true,['g'] = true,['h'] = true,['i'] = true,['j'] = true,
-	['k'] = true,['l'] = true,['m'] = true,['n'] = true,['o'] = true,
-	['p'] = true,['q'] = true,['r'] = true,['s'] = true,['t'] = true,
-	['u'] = true,['v'] = true,['w'] = true,['x'] = true,['y'] = true,
-	['z'] = true,
+/* classes of bytes: ASCII letters and digits (the word characters below
+ * U+0080), and of those the upper-case letters; every other byte is 0 */
+#define SIMHASH_BYTE_WORD		1
+#define SIMHASH_BYTE_UPPER		2
+#define W_	SIMHASH_BYTE_WORD
+#define U_	(SIMHASH_BYTE_WORD | SIMHASH_BYTE_UPPER)
+static const uint8 simhash_byteclass[256] = {
+	['0'] = W_,['1'] = W_,['2'] = W_,['3'] = W_,['4'] = W_,
+	['5'] = W_,['6'] = W_,['7'] = W_,['8'] = W_,['9'] = W_,
+	['A'] = U_,['B'] = U_,['C'] = U_,['D'] = U_,['E'] = U_,
+	['F'] = U_,['G'] = U_,['H'] = U_,['I'] = U_,['J'] = U_,
+	['K'] = U_,['L'] = U_,['M'] = U_,['N'] = U_,['O'] = U_,
+	['P'] = U_,['Q'] = U_,['R'] = U_,['S'] = U_,['T'] = U_,
+	['U'] = U_,['V'] = U_,['W'] = U_,['X'] = U_,['Y'] = U_,
+	['Z'] = U_,
+	['a'] = W_,['b'] = W_,['c'] = W_,['d'] = W_,['e'] = W_,
+	['f'] = W_,['g'] = W_,['h'] = W_,['i'] = W_,['j'] = W_,
+	['k'] = W_,['l'] = W_,['m'] = W_,['n'] = W_,['o'] = W_,
+	['p'] = W_,['q'] = W_,['r'] = W_,['s'] = W_,['t'] = W_,
+	['u'] = W_,['v'] = W_,['w'] = W_,['x'] = W_,['y'] = W_,
+	['z'] = W_,
 };
+#undef W_
+#undef U_
+
+/* Is byte b an ASCII letter or digit? */
+#define SimhashAsciiWordByte(b)	(simhash_byteclass[(unsigned char) (b)] & SIMHASH_BYTE_WORD)
+
+/*
+ * Eight bytes at a time (SWAR): byte k of a 64-bit word is byte k of the
+ * text, and a byte is "marked" when its bit 7 is set in a mask.
+ */
+#define SIMHASH_BYTES(x)		(UINT64CONST(0x0101010101010101) * (x))
+#define SIMHASH_HIGH_BITS		SIMHASH_BYTES(0x80)
+
+/* Load 8 bytes of text, s[0] in the lowest byte. */
+static inline uint64
+SimhashLoad8(const unsigned char *s)
+{
+	uint64		w;
+
+	memcpy(&w, s, sizeof(w));
+#ifdef WORDS_BIGENDIAN
+	w = pg_bswap64(w);
+#endif
+	return w;
+}
+
+/*
+ * Mark the bytes of w7 in [lo, hi]; w7's bytes must be below 0x80, so that
+ * no sum carries into the next byte.
+ */
+static inline uint64
+SimhashBytesInRange(uint64 w7, unsigned char lo, unsigned char hi)
+{
+	return (w7 + SIMHASH_BYTES(0x80 - lo)) & ~(w7 + SIMHASH_BYTES(0x7F - hi)) &
+		SIMHASH_HIGH_BITS;
+}
+
+/* Mark the ASCII letters and digits of w; *upper: the upper-case letters. */
+static inline uint64
+SimhashAsciiWordBytes(uint64 w, uint64 *upper)
+{
+	uint64		w7 = w & SIMHASH_BYTES(0x7F);
+	uint64		ascii = ~w & SIMHASH_HIGH_BITS;
+	uint64		letters = SimhashBytesInRange(w7 | SIMHASH_BYTES(0x20), 'a', 'z');
+	uint64		digits = SimhashBytesInRange(w7, '0', '9');
+
+	*upper = SimhashBytesInRange(w7, 'A', 'Z') & ascii;
+	return (letters | digits) & ascii;
+}
+
+/*
+ * The end of the run of ASCII letters and digits that starts at s[i]
+ * (the first other byte, or len); *upper tells whether the run has an
+ * upper-case letter.
+ */
+static inline size_t
+SimhashScanAsciiWord(const unsigned char *s, size_t i, size_t len, bool *upper)
+{
+	uint64		up = 0;
+
+	while (i + 8 <= len)
+	{
+		uint64		wup;
+		uint64		stop = ~SimhashAsciiWordBytes(SimhashLoad8(s + i), &wup) &
+			SIMHASH_HIGH_BITS;
+
+		/* the bits of the bytes before the first stop (all if none) */
+		up |= wup & ((stop & (~stop + 1)) - 1);
+		if (stop != 0)
+		{
+			*upper = (up != 0);
+			return i + pg_rightmost_one_pos64(stop) / 8;
+		}
+		i += 8;
+	}
+	while (i < len && SimhashAsciiWordByte(s[i]))
+	{
+		up |= simhash_byteclass[s[i]] & SIMHASH_BYTE_UPPER;
+		i++;
+	}
+	*upper = (up != 0);
+	return i;
+}
+
+/*
+ * The end of the run of ASCII separators from s[i] each followed by an
+ * ASCII byte (a separator before a non-ASCII byte may start a segment with
+ * it and is left to the general path).
+ */
+static inline size_t
+SimhashSkipAsciiSeparators(const unsigned char *s, size_t i, size_t len)
+{
+	while (i + 9 <= len)
+	{
+		uint64		w = SimhashLoad8(s + i);
+		uint64		unused;
+		uint64		go = ~SimhashAsciiWordBytes(w, &unused) & ~w &
+			~SimhashLoad8(s + i + 1) & SIMHASH_HIGH_BITS;
+		uint64		stop = ~go & SIMHASH_HIGH_BITS;
+
+		if (stop != 0)
+			return i + pg_rightmost_one_pos64(stop) / 8;
+		i += 8;
+	}
+	while (i + 1 < len && s[i] < 0x80 && !SimhashAsciiWordByte(s[i]) && s[i + 1] < 0x80)
+		i++;
+	return i;
+}
 
 /* Look up the property byte of a code point in the generated table. */
 static inline uint8
@@ -118,6 +238,14 @@ SimhashDecodeUtf8(const unsigned char *s, size_t len, pg_wchar *cp)
 	{
 		*cp = b0;
 		return 1;
+	}
+	/* fast path: three bytes, any lead but E0 (overlong) and ED (surrogates) */
+	if (b0 >= 0xE1 && b0 <= 0xEF && b0 != 0xED && len >= 3 &&
+		(s[1] & 0xC0) == 0x80 && (s[2] & 0xC0) == 0x80)
+	{
+		*cp = ((pg_wchar) (b0 & 0x0F) << 12) | ((pg_wchar) (s[1] & 0x3F) << 6) |
+			(s[2] & 0x3F);
+		return 3;
 	}
 	if (b0 >= 0xC2 && b0 <= 0xDF)
 	{
@@ -204,19 +332,27 @@ SimhashHashFeature(const char *utf8, size_t len)
 	return XXH3_64bits(utf8, len);
 }
 
-/* Allocate an empty feature set in the current memory context. */
+/*
+ * Allocate an empty feature set in the current memory context, with room
+ * for the features of a text of about expect_bytes bytes: a slot per 8-16
+ * bytes (English prose has a distinct word per 25-30 bytes), from 256 up
+ * to SIMHASH_EXPECT_SLOTS slots.  Longer texts grow the table as needed.
+ */
 static SimhashFeatureSet *
-SimhashCreateFeatureSet(bool keep_text)
+SimhashCreateFeatureSet(bool keep_text, size_t expect_bytes)
 {
 	SimhashFeatureSet *fs = palloc0(sizeof(SimhashFeatureSet));
+	uint32		nslots = SIMHASH_INITIAL_SLOTS;
 
-	fs->mask = SIMHASH_INITIAL_SLOTS - 1;
-	fs->grow_at = SIMHASH_INITIAL_SLOTS / 2;
-	fs->slots = palloc0(sizeof(SimhashFeatureSlot) * SIMHASH_INITIAL_SLOTS);
+	while (nslots < SIMHASH_EXPECT_SLOTS && nslots < expect_bytes / 16)
+		nslots *= 2;
+	fs->mask = nslots - 1;
+	fs->grow_at = nslots / 2;
+	fs->slots = palloc0(sizeof(SimhashFeatureSlot) * nslots);
 	fs->keep_text = keep_text;
 	if (keep_text)
 	{
-		fs->featno = palloc(sizeof(uint32) * SIMHASH_INITIAL_SLOTS);
+		fs->featno = palloc(sizeof(uint32) * nslots);
 		fs->ends_size = SIMHASH_INITIAL_SLOTS;
 		fs->text_end = palloc(sizeof(size_t) * fs->ends_size);
 		fs->text_size = 1024;
@@ -318,6 +454,7 @@ SimhashNewFeature(SimhashFeatureSet *fs, uint32 slot, uint64 h, const char *s, s
 {
 	memcpy(fs->slots[slot].hash, &h, sizeof(h));
 	fs->slots[slot].count = 1;
+	fs->w8++;
 	if (fs->keep_text)
 	{
 		if (fs->text_used + len > fs->text_size)
@@ -352,8 +489,11 @@ SimhashAddFeatureHash(SimhashFeatureSet *fs, uint64 h, const char *s, size_t len
 	{
 		if (SimhashSlotHash(&fs->slots[slot]) == h)
 		{
-			if (fs->slots[slot].count < SIMHASH_MAX_COUNT)
-				fs->slots[slot].count++;
+			uint32		n = fs->slots[slot].count;
+
+			fs->w8 += (n < SIMHASH_CAP_MIN);
+			if (n < SIMHASH_MAX_COUNT)
+				fs->slots[slot].count = n + 1;
 			return;
 		}
 		slot = (slot + 1) & fs->mask;
@@ -439,14 +579,26 @@ SimhashEndKana(SimhashTokenizer *tk)
 	tk->kana_run = 0;
 }
 
-/* Feed one normalised, case-folded code point to the feature extractor. */
-static void
-SimhashEmitChar(SimhashTokenizer *tk, pg_wchar c)
+/* A separator: end the current word and kana run. */
+static inline void
+SimhashEmitSeparator(SimhashTokenizer *tk)
+{
+	SimhashEndWord(tk);
+	if (tk->kana_run > 0)
+		SimhashEndKana(tk);
+}
+
+/*
+ * Feed one normalised, case-folded code point, whose property byte is
+ * props, to the feature extractor.
+ */
+static inline void
+SimhashEmitChar(SimhashTokenizer *tk, pg_wchar c, uint8 props)
 {
 	char		buf[8];
 	int			n;
 
-	switch (SimhashCharProps(c) & SIMHASH_UCLASS_MASK)
+	switch (props & SIMHASH_UCLASS_MASK)
 	{
 		case SIMHASH_UCLASS_WORD:
 			if (tk->kana_run > 0)
@@ -472,25 +624,17 @@ SimhashEmitChar(SimhashTokenizer *tk, pg_wchar c)
 			tk->kana_run++;
 			break;
 		default:
-			SimhashEndWord(tk);
-			if (tk->kana_run > 0)
-				SimhashEndKana(tk);
+			SimhashEmitSeparator(tk);
 			break;
 	}
 }
 
-/* Case fold a normalised code point and feed the result. */
-static void
-SimhashEmitFolded(SimhashTokenizer *tk, pg_wchar c)
+/* Case fold a normalised code point that folds, and feed the result. */
+static pg_noinline void
+SimhashEmitFolding(SimhashTokenizer *tk, pg_wchar c)
 {
 	int			lo = 0,
 				hi = lengthof(simhash_folds) - 1;
-
-	if (!(SimhashCharProps(c) & SIMHASH_UFLAG_FOLDS))
-	{
-		SimhashEmitChar(tk, c);
-		return;
-	}
 
 	while (lo <= hi)
 	{
@@ -499,7 +643,8 @@ SimhashEmitFolded(SimhashTokenizer *tk, pg_wchar c)
 		if (simhash_folds[mid].cp == c)
 		{
 			for (int k = 0; k < 3 && simhash_folds[mid].to[k] != 0; k++)
-				SimhashEmitChar(tk, simhash_folds[mid].to[k]);
+				SimhashEmitChar(tk, simhash_folds[mid].to[k],
+								SimhashCharProps(simhash_folds[mid].to[k]));
 			return;
 		}
 		if (simhash_folds[mid].cp < c)
@@ -510,37 +655,183 @@ SimhashEmitFolded(SimhashTokenizer *tk, pg_wchar c)
 	elog(ERROR, "code point U+%04X is flagged as folding but has no folding", c);
 }
 
-/* Normalise one segment of code points to NFKC and feed the result. */
-static void
-SimhashEmitSegment(SimhashTokenizer *tk, const pg_wchar *seg, int n)
+/* Case fold a normalised code point of property byte props and feed it. */
+static inline void
+SimhashEmitFolded(SimhashTokenizer *tk, pg_wchar c, uint8 props)
+{
+	if (props & SIMHASH_UFLAG_FOLDS)
+		SimhashEmitFolding(tk, c);
+	else
+		SimhashEmitChar(tk, c, props);
+}
+
+/* Normalise a segment of code points to NFKC and feed the result. */
+static pg_noinline void
+SimhashEmitNormalized(SimhashTokenizer *tk, const pg_wchar *seg, int n)
 {
 	pg_wchar	input[SIMHASH_MAX_SEGMENT + 1];
 	pg_wchar   *output;
-
-	if (n == 1)
-	{
-		uint8		props = SimhashCharProps(seg[0]);
-
-		if (props & SIMHASH_UFLAG_STABLE)
-		{
-			SimhashEmitFolded(tk, seg[0]);
-			return;
-		}
-		if (props & SIMHASH_UFLAG_NFKC_SEP)
-		{
-			/* normalises to separators only: no need to normalise it */
-			SimhashEmitChar(tk, ' ');
-			return;
-		}
-	}
 
 	Assert(n <= SIMHASH_MAX_SEGMENT);
 	memcpy(input, seg, sizeof(pg_wchar) * n);
 	input[n] = 0;
 	output = unicode_normalize(UNICODE_NFKC, input);
 	for (pg_wchar *p = output; *p; p++)
-		SimhashEmitFolded(tk, *p);
+		SimhashEmitFolded(tk, *p, SimhashCharProps(*p));
 	pfree(output);
+}
+
+/*
+ * Feed one segment of code points; props is the property byte of its
+ * first code point.
+ */
+static inline void
+SimhashEmitSegment(SimhashTokenizer *tk, const pg_wchar *seg, int n, uint8 props)
+{
+	if (n == 1)
+	{
+		if (props & SIMHASH_UFLAG_STABLE)
+		{
+			SimhashEmitFolded(tk, seg[0], props);
+			return;
+		}
+		if (props & SIMHASH_UFLAG_NFKC_SEP)
+		{
+			/* normalises to separators only: no need to normalise it */
+			SimhashEmitSeparator(tk);
+			return;
+		}
+	}
+	SimhashEmitNormalized(tk, seg, n);
+}
+
+/*
+ * Decode the code point at s[0..len) (see SimhashDecodeUtf8).  A sequence
+ * cut off by the end is U+FFFD if "final", else 0 is returned: wait for
+ * more input.
+ */
+static inline int
+SimhashReadChar(const unsigned char *s, size_t len, bool final, pg_wchar *c)
+{
+	int			n = SimhashDecodeUtf8(s, len, c);
+
+	if (n == 0 && final)
+	{
+		*c = 0xFFFD;			/* truncated sequence at the very end */
+		n = (int) len;
+	}
+	return n;
+}
+
+/* longest upper-case ASCII word lower-cased on the stack */
+#define SIMHASH_SHORT_WORD		64
+
+/*
+ * The common case of ASCII text: s[i] is an ASCII letter or digit, and no
+ * word or kana run is pending.  Makes features of whole ASCII words, each
+ * followed by an ASCII separator, and skips separators each followed by
+ * an ASCII byte, for as long as that goes on.  Returns where it stopped,
+ * for the general loop to go on from there.
+ */
+static inline size_t
+SimhashFeedAscii(SimhashTokenizer *tk, const unsigned char *s, size_t i, size_t len)
+{
+	for (;;)
+	{
+		char		buf[SIMHASH_SHORT_WORD + 8];
+		size_t		wl = 0;
+		size_t		end;
+
+		/*
+		 * Find the end of the word 8 bytes at a time, lower-casing them
+		 * into buf as we go: setting bit 5 lower-cases letters and leaves
+		 * digits alone (bytes past the end of the word do not matter).
+		 */
+		for (;;)
+		{
+			uint64		raw;
+			uint64		unused;
+			uint64		stop;
+
+			if (i + wl + 8 > len || wl >= SIMHASH_SHORT_WORD)
+				return i;		/* near the end, or long: the general path */
+			memcpy(&raw, s + i + wl, sizeof(raw));
+			stop = ~SimhashAsciiWordBytes(SimhashLoad8(s + i + wl), &unused) &
+				SIMHASH_HIGH_BITS;
+			raw |= SIMHASH_BYTES(0x20);
+			memcpy(buf + wl, &raw, sizeof(raw));
+			if (stop != 0)
+			{
+				wl += pg_rightmost_one_pos64(stop) / 8;
+				break;
+			}
+			wl += 8;
+		}
+		end = i + wl;
+
+		/* a whole word, followed by an ASCII separator? */
+		if (end + 1 >= len || s[end] >= 0x80)
+			return i;
+		SimhashAddFeature(tk->fs, buf, wl);
+
+		/* the separators after it, each followed by ASCII */
+		i = end;
+		if (s[i + 1] >= 0x80)
+			return i;
+		i++;
+		if (!SimhashAsciiWordByte(s[i]))
+		{
+			i = SimhashSkipAsciiSeparators(s, i, len);
+			if (i >= len || !SimhashAsciiWordByte(s[i]))
+				return i;
+		}
+	}
+}
+
+/* Is s[0..2] a well-formed 3-byte sequence other than E0 and ED ones? */
+#define SimhashPlain3(s) \
+	((s)[0] >= 0xE1 && (s)[0] <= 0xEF && (s)[0] != 0xED && \
+	 ((s)[1] & 0xC0) == 0x80 && ((s)[2] & 0xC0) == 0x80)
+#define SimhashDecode3(s) \
+	(((pg_wchar) ((s)[0] & 0x0F) << 12) | ((pg_wchar) ((s)[1] & 0x3F) << 6) | \
+	 ((s)[2] & 0x3F))
+
+/*
+ * Chinese: from s[i], Han characters of three bytes, NFKC-stable and not
+ * folding, each followed by a boundary (so each is a segment of its own),
+ * with no word or kana run pending: each is a feature of its own, hashed
+ * in place (a well-formed sequence is the UTF-8 of what it decodes to).
+ * Returns where it stopped, i itself if s[i] is no such character.
+ */
+static inline size_t
+SimhashFeedHan(SimhashTokenizer *tk, const unsigned char *s, size_t i, size_t len)
+{
+	if (i + 6 > len || !SimhashPlain3(s + i) ||
+		(SimhashCharProps(SimhashDecode3(s + i)) & SIMHASH_HAN_MASK) != SIMHASH_HAN_PLAIN)
+		return i;
+	/* s[i..i+2] is such a character: is the next one a boundary? */
+	while (i + 6 <= len)
+	{
+		const unsigned char *next = s + i + 3;
+		uint8		props;
+
+		if (*next < 0x80)
+		{
+			/* ASCII is a boundary: back to the ASCII paths */
+			SimhashAddFeature(tk->fs, (const char *) s + i, 3);
+			return i + 3;
+		}
+		if (!SimhashPlain3(next))
+			break;
+		props = SimhashCharProps(SimhashDecode3(next));
+		if (!(props & SIMHASH_UFLAG_BOUNDARY))
+			break;
+		SimhashAddFeature(tk->fs, (const char *) s + i, 3);
+		i += 3;
+		if ((props & SIMHASH_HAN_MASK) != SIMHASH_HAN_PLAIN)
+			break;
+	}
+	return i;
 }
 
 /*
@@ -556,21 +847,27 @@ SimhashFeed(SimhashTokenizer *tk, const unsigned char *s, size_t len, bool final
 	while (i < len)
 	{
 		unsigned char b = s[i];
-		pg_wchar	seg[SIMHASH_MAX_SEGMENT];
-		int			nseg;
-		size_t		j;
+		pg_wchar	c;
+		uint8		props;
+		int			n;
 
-		if (b < 0x80 && ascii_word[b])
+		if (SimhashAsciiWordByte(b))
 		{
 			/* fast path: a run of ASCII letters and digits */
-			size_t		start = i;
-			unsigned char upper = 0;
+			size_t		start;
+			bool		upper;
 
-			while (i < len && s[i] < 0x80 && ascii_word[s[i]])
+			if (tk->wlen == 0 && !tk->streaming)
 			{
-				upper |= (unsigned char) (s[i] - 'A') < 26;
-				i++;
+				if (tk->kana_run > 0)
+					SimhashEndKana(tk);
+				start = i;
+				i = SimhashFeedAscii(tk, s, i, len);
+				if (i != start)
+					continue;
 			}
+			start = i;
+			i = SimhashScanAsciiWord(s, i, len, &upper);
 
 			/*
 			 * A whole lower-case word between ASCII separators (the common
@@ -588,12 +885,25 @@ SimhashFeed(SimhashTokenizer *tk, const unsigned char *s, size_t len, bool final
 				i--;
 			if (i > start)
 			{
+				size_t		k = start;
+				char	   *out;
+
 				if (tk->kana_run > 0)
 					SimhashEndKana(tk);
 				SimhashReserveWord(tk, i - start);
+				out = tk->word + tk->wlen;
 				/* letters and digits only: setting bit 5 lower-cases */
-				for (size_t k = start; k < i; k++)
-					tk->word[tk->wlen++] = (char) (s[k] | 0x20);
+				for (; k + 8 <= i; k += 8, out += 8)
+				{
+					uint64		w;
+
+					memcpy(&w, s + k, sizeof(w));
+					w |= SIMHASH_BYTES(0x20);
+					memcpy(out, &w, sizeof(w));
+				}
+				for (; k < i; k++)
+					*out++ = (char) (s[k] | 0x20);
+				tk->wlen += i - start;
 			}
 			if (i == len - 1 && !final)
 				return i;
@@ -601,62 +911,81 @@ SimhashFeed(SimhashTokenizer *tk, const unsigned char *s, size_t len, bool final
 				goto slow;		/* single letter before a non-ASCII byte */
 			continue;
 		}
+		if (b >= 0xE1 && tk->wlen == 0 && !tk->streaming && tk->kana_run == 0)
+		{
+			/* fast path: Chinese */
+			size_t		start = i;
+
+			i = SimhashFeedHan(tk, s, i, len);
+			if (i != start)
+				continue;
+		}
 		if (b < 0x80 && (i + 1 < len ? s[i + 1] < 0x80 : final))
 		{
 			/* fast path: ASCII separator followed by ASCII */
-			SimhashEndWord(tk);
-			if (tk->kana_run > 0)
-				SimhashEndKana(tk);
+			SimhashEmitSeparator(tk);
 			i++;
 			/* skip a run of separators */
-			while (i + 1 < len && s[i] < 0x80 && !ascii_word[s[i]] && s[i + 1] < 0x80)
-				i++;
+			if (i + 1 < len && s[i] < 0x80 && !SimhashAsciiWordByte(s[i]) && s[i + 1] < 0x80)
+				i = SimhashSkipAsciiSeparators(s, i + 1, len);
 			continue;
 		}
 
 slow:
-		/* general case: collect one normalisation segment */
-		j = i;
-		nseg = 0;
+		/*
+		 * General case: normalisation segments, one after the other, as
+		 * long as they start with a non-ASCII code point.  (c, n, props)
+		 * is the code point at s[i], which starts a segment.
+		 */
+		n = SimhashReadChar(s + i, len - i, final, &c);
+		if (n == 0)
+			return i;
+		props = SimhashCharProps(c);
 		for (;;)
 		{
-			pg_wchar	c;
-			int			n;
+			pg_wchar	seg[SIMHASH_MAX_SEGMENT];
+			int			nseg = 1;
+			uint8		first = props;
+			size_t		j = i + n;
 
-			if (j == len)
+			seg[0] = c;
+			for (;;)
 			{
-				if (!final)
+				if (j == len)
+				{
+					if (!final)
+						return i;
+					n = 0;
+					break;
+				}
+				n = SimhashReadChar(s + j, len - j, final, &c);
+				if (n == 0)
 					return i;
-				break;
+				props = SimhashCharProps(c);
+				if (nseg == SIMHASH_MAX_SEGMENT || (props & SIMHASH_UFLAG_BOUNDARY))
+					break;
+				seg[nseg++] = c;
+				j += n;
 			}
-			n = SimhashDecodeUtf8(s + j, len - j, &c);
-			if (n == 0)
-			{
-				if (!final)
-					return i;
-				c = 0xFFFD;		/* truncated sequence at the very end */
-				n = (int) (len - j);
-			}
-			if (nseg > 0 &&
-				(nseg == SIMHASH_MAX_SEGMENT ||
-				 (SimhashCharProps(c) & SIMHASH_UFLAG_BOUNDARY)))
-				break;
-			seg[nseg++] = c;
-			j += n;
+			SimhashEmitSegment(tk, seg, nseg, first);
+			i = j;
+			if (n == 0 || c < 0x80 || (props & SIMHASH_HAN_MASK) == SIMHASH_HAN_PLAIN)
+				break;			/* the end, ASCII or Han: back to the fast paths */
 		}
-		SimhashEmitSegment(tk, seg, nseg);
-		i = j;
 	}
 	return i;
 }
 
-/* Start extracting the features of a text. */
+/*
+ * Start extracting the features of a text of about expect_bytes bytes (a
+ * hint for the size of the feature table; 0 if unknown).
+ */
 SimhashTokenizer *
-SimhashTokenizerCreate(bool keep_text)
+SimhashTokenizerCreate(bool keep_text, size_t expect_bytes)
 {
 	SimhashTokenizer *tk = palloc0(sizeof(SimhashTokenizer));
 
-	tk->fs = SimhashCreateFeatureSet(keep_text);
+	tk->fs = SimhashCreateFeatureSet(keep_text, expect_bytes);
 	tk->wsize = 64;
 	tk->word = palloc(tk->wsize);
 	return tk;

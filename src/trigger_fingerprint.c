@@ -14,8 +14,11 @@
  *			 THEN simhash(concat_ws(E'\n', title, body)) END
  *
  * (a newline is a separator, so no feature spans two columns; one column
- * gives simhash(body)).  On UPDATE it recomputes only when a text column or
- * the fingerprint column itself is assigned.  Unlike a generated column, it
+ * gives simhash(body)).  On UPDATE it recomputes when a text column or the
+ * fingerprint column itself is assigned (so that SET body = body fills it
+ * in), or holds another value than in the old row: an earlier BEFORE
+ * trigger, or the SET of an ON CONFLICT DO UPDATE through such a trigger,
+ * may change the text without the UPDATE assigning it.  Unlike a generated column, it
  * needs no table rewrite when added to a big table, and the fingerprint can
  * be filled in later by any UPDATE of the text.
  *
@@ -36,6 +39,7 @@
 #include "nodes/bitmapset.h"
 #include "parser/parse_coerce.h"
 #include "utils/builtins.h"
+#include "utils/datum.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 
@@ -51,6 +55,29 @@ SimhashColumnUpdated(TriggerData *trigdata, AttrNumber attno)
 {
 	return bms_is_member(attno - FirstLowInvalidHeapAttributeNumber,
 						 trigdata->tg_updatedcols);
+}
+
+/*
+ * Is the column assigned by the UPDATE, or does its new value differ from
+ * the old one (in its bytes: an equal value stored differently only costs
+ * a recomputation)?
+ */
+static bool
+SimhashColumnChanged(TriggerData *trigdata, TupleDesc desc, AttrNumber attno)
+{
+	Form_pg_attribute att = TupleDescAttr(desc, attno - 1);
+	bool		oldnull;
+	bool		newnull;
+	Datum		oldvalue;
+	Datum		newvalue;
+
+	if (SimhashColumnUpdated(trigdata, attno))
+		return true;
+	oldvalue = heap_getattr(trigdata->tg_trigtuple, attno, desc, &oldnull);
+	newvalue = heap_getattr(trigdata->tg_newtuple, attno, desc, &newnull);
+	if (oldnull || newnull)
+		return oldnull != newnull;
+	return !datumIsEqual(oldvalue, newvalue, att->attbyval, att->attlen);
 }
 
 /*
@@ -116,9 +143,9 @@ simhash_fingerprint_trigger(PG_FUNCTION_ARGS)
 	else
 	{
 		tuple = trigdata->tg_newtuple;
-		needed = SimhashColumnUpdated(trigdata, fp_attno);
+		needed = SimhashColumnChanged(trigdata, desc, fp_attno);
 		for (int i = 0; i < ncols && !needed; i++)
-			needed = SimhashColumnUpdated(trigdata, cols[i]);
+			needed = SimhashColumnChanged(trigdata, desc, cols[i]);
 	}
 	if (!needed)
 		return PointerGetDatum(tuple);

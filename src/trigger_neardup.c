@@ -8,8 +8,9 @@
  *		EXECUTE FUNCTION simhash_near_duplicate_trigger(fp, 3, 'reject');
  *
  * This file reads and checks the trigger's arguments and applies the action
- * (reject, skip, link); the search is in neardup_search.c and the locks
- * that make it race-free in neardup_lock.c.  README.md documents the
+ * (reject, skip, link); the search is in neardup_search.c, the locks
+ * that make it race-free in neardup_lock.c, and the row-level security
+ * check that comes before both in neardup_rls.c.  README.md documents the
  * arguments; src/README, "The near-duplicate triggers", the design.
  *
  * Copyright (c) 2026, the simhash authors
@@ -85,43 +86,6 @@ SimhashParseRadius(Trigger *trigger, const char *arg)
 	return k;
 }
 
-/*
- * The table the trigger was created on: the trigger's own table, or for a
- * clone on a partition, the partitioned table of the original trigger.
- */
-static Oid
-SimhashTriggerDefiningTable(Trigger *trigger, Oid relid)
-{
-	Oid			tgoid = trigger->tgoid;
-	Relation	tgrel;
-
-	if (!trigger->tgisclone)
-		return relid;
-	tgrel = table_open(TriggerRelationId, AccessShareLock);
-	for (;;)
-	{
-		ScanKeyData key;
-		SysScanDesc scan;
-		HeapTuple	tup;
-		Oid			parent;
-
-		ScanKeyInit(&key, Anum_pg_trigger_oid, BTEqualStrategyNumber, F_OIDEQ,
-					ObjectIdGetDatum(tgoid));
-		scan = systable_beginscan(tgrel, TriggerOidIndexId, true, NULL, 1, &key);
-		tup = systable_getnext(scan);
-		if (!HeapTupleIsValid(tup))
-			elog(ERROR, "could not find trigger %u", tgoid);
-		relid = ((Form_pg_trigger) GETSTRUCT(tup))->tgrelid;
-		parent = ((Form_pg_trigger) GETSTRUCT(tup))->tgparentid;
-		systable_endscan(scan);
-		if (!OidIsValid(parent))
-			break;
-		tgoid = parent;
-	}
-	table_close(tgrel, AccessShareLock);
-	return relid;
-}
-
 /* The simhash index of a table on its fingerprint column, or an error. */
 static Oid
 SimhashFingerprintIndex(Relation rel, AttrNumber attno, const char *colname)
@@ -133,7 +97,7 @@ SimhashFingerprintIndex(Relation rel, AttrNumber attno, const char *colname)
 	{
 		Relation	index = index_open(lfirst_oid(lc), AccessShareLock);
 		bool		ok = SimhashIsIndexAm(index->rd_rel->relam) &&
-			index->rd_index->indnatts == 1 &&
+			index->rd_index->indnkeyatts == 1 &&
 			index->rd_index->indkey.values[0] == attno &&
 			index->rd_index->indisvalid && index->rd_index->indisready &&
 			RelationGetIndexPredicate(index) == NIL;
@@ -147,7 +111,7 @@ SimhashFingerprintIndex(Relation rel, AttrNumber attno, const char *colname)
 			(errcode(ERRCODE_UNDEFINED_OBJECT),
 			 errmsg("table \"%s\" has no simhash index on column \"%s\"",
 					RelationGetRelationName(rel), colname),
-			 errdetail("The near-duplicate trigger searches the table through a valid, non-partial simhash index on the fingerprint column."),
+			 errdetail("The near-duplicate trigger searches the table through a valid, non-partial simhash index whose only key column is the fingerprint column."),
 			 errhint("CREATE INDEX ON %s USING simhash (%s);",
 					 quote_identifier(RelationGetRelationName(rel)),
 					 quote_identifier(colname))));
@@ -371,6 +335,69 @@ SimhashParseTextColumns(SimhashNearDupInfo *info, Trigger *trigger, Relation rel
 	}
 }
 
+/* The column of an option "name=column": one identifier, as SQL reads it. */
+static const char *
+SimhashParseColumn(Trigger *trigger, const char *arg)
+{
+	List	   *names = NIL;
+
+	if (!SplitIdentifierString(pstrdup(strchr(arg, '=') + 1), ',', &names) ||
+		list_length(names) != 1)
+		SimhashBadArgument(trigger, "Cannot read one column name in \"%s\".", arg);
+	return linitial(names);
+}
+
+/*
+ * Refuse an option given twice ("seen": it was given before; a link column
+ * given by position counts as link_key= or link_distance=).
+ */
+static void
+SimhashOnlyOnce(Trigger *trigger, const char *option, bool seen)
+{
+	if (seen)
+		SimhashBadArgument(trigger, "Option \"%s\" is given more than once.", option);
+}
+
+/*
+ * Refuse link columns that would overwrite what the row is checked by or
+ * named by: the primary key, the fingerprint, a scope or text column, or
+ * the other link column.
+ */
+static void
+SimhashCheckLinkColumns(SimhashNearDupInfo *info, Relation rel, Trigger *trigger)
+{
+	AttrNumber	cols[2] = {info->link_key_attno, info->link_dist_attno};
+
+	for (int c = 0; c < 2; c++)
+	{
+		AttrNumber	attno = cols[c];
+		const char *name;
+		const char *what = NULL;
+
+		if (attno == 0)
+			continue;
+		name = NameStr(TupleDescAttr(RelationGetDescr(rel), attno - 1)->attname);
+		if (attno == info->fp_attno)
+			what = "the fingerprint column";
+		for (int i = 0; i < info->nkey && what == NULL; i++)
+			if (attno == get_attnum(RelationGetRelid(rel), info->key_name[i]))
+				what = "a column of the primary key";
+		for (int i = 0; i < info->nscope && what == NULL; i++)
+			if (attno == info->scope_attno[i])
+				what = "a scope column";
+		for (int i = 0; i < info->ntext && what == NULL; i++)
+			if (attno == info->text_attno[i])
+				what = "a text column";
+		if (what == NULL && c == 1 && attno == cols[0])
+			what = "the link key column";
+		if (what != NULL)
+			SimhashBadArgument(trigger,
+							   psprintf("The link column \"%%s\" is %s, which the trigger must not overwrite.",
+										what),
+							   name);
+	}
+}
+
 /*
  * Work out the trigger's definition and the competing tables, once per
  * statement (cached in fn_extra, which lives as long as the statement).
@@ -418,22 +445,41 @@ SimhashNearDupSetup(FunctionCallInfo fcinfo, TriggerData *trigdata)
 		const char *arg = trigger->tgargs[i];
 
 		if (strncmp(arg, "scope=", 6) == 0)
+		{
+			SimhashOnlyOnce(trigger, "scope=", scope_names != NULL);
 			scope_names = SimhashParseColumnList(trigger, arg,
 												 gettext_noop("Cannot read the scope columns of \"%s\"."),
 												 &info->nscope);
+		}
 		else if (strncmp(arg, "text=", 5) == 0)
+		{
+			SimhashOnlyOnce(trigger, "text=", info->ntext > 0);
 			SimhashParseTextColumns(info, trigger, rel, arg);
+		}
 		else if (strncmp(arg, "link_key=", 9) == 0)
-			key_col = arg + 9;
+		{
+			SimhashOnlyOnce(trigger, "link_key=", key_col != NULL);
+			key_col = SimhashParseColumn(trigger, arg);
+		}
 		else if (strncmp(arg, "link_distance=", 14) == 0)
-			dist_col = arg + 14;
+		{
+			SimhashOnlyOnce(trigger, "link_distance=", dist_col != NULL);
+			dist_col = SimhashParseColumn(trigger, arg);
+		}
 		else if (strchr(arg, '=') == NULL && info->action == SIMHASH_ACTION_LINK &&
 				 npositional < 2)
 		{
+			/* already an identifier: CREATE TRIGGER read it as SQL does */
 			if (npositional++ == 0)
+			{
+				SimhashOnlyOnce(trigger, "link_key=", key_col != NULL);
 				key_col = arg;
+			}
 			else
+			{
+				SimhashOnlyOnce(trigger, "link_distance=", dist_col != NULL);
 				dist_col = arg;
+			}
 		}
 		else
 			SimhashBadArgument(trigger, "Unknown argument \"%s\".", arg);
@@ -447,6 +493,7 @@ SimhashNearDupSetup(FunctionCallInfo fcinfo, TriggerData *trigdata)
 	if (info->action == SIMHASH_ACTION_LINK)
 		SimhashSetupLink(info, rel, trigger, key_col, dist_col);
 	SimhashSetupScope(info, rel, scope_names);
+	SimhashCheckLinkColumns(info, rel, trigger);
 
 	/* generated columns are computed after BEFORE triggers: compute it here */
 	if (fpatt->attgenerated == ATTRIBUTE_GENERATED_STORED)
@@ -542,11 +589,12 @@ SimhashUpdateKeepsCheck(SimhashNearDupInfo *info, TriggerData *trigdata, TupleDe
  * without SELECT on the key columns, as for core's unique violations.
  */
 static bool
-SimhashKeyIsVisible(SimhashNearDupInfo *info)
+SimhashKeyIsVisible(SimhashNearDupInfo *info, Relation rel)
 {
 	Oid			relid = info->top_relid;
 
-	if (info->nkey == 0 || check_enable_rls(relid, InvalidOid, true) == RLS_ENABLED)
+	if (info->nkey == 0 || check_enable_rls(relid, InvalidOid, true) == RLS_ENABLED ||
+		SimhashRowSecurityApplies(rel))
 		return false;
 	for (int i = 0; i < info->nkey; i++)
 		if (pg_attribute_aclcheck(relid, get_attnum(relid, info->key_name[i]), GetUserId(),
@@ -558,11 +606,11 @@ SimhashKeyIsVisible(SimhashNearDupInfo *info)
 
 /* "Key (id)=(42)" for a match, or NULL if the user may not see it. */
 static char *
-SimhashDescribeKey(SimhashNearDupInfo *info, const SimhashNearMatch *m)
+SimhashDescribeKey(SimhashNearDupInfo *info, Relation rel, const SimhashNearMatch *m)
 {
 	StringInfoData buf;
 
-	if (!SimhashKeyIsVisible(info))
+	if (!SimhashKeyIsVisible(info, rel))
 		return NULL;
 	initStringInfo(&buf);
 	appendStringInfoString(&buf, "Key (");
@@ -612,7 +660,7 @@ SimhashRejectRow(SimhashNearDupInfo *info, TriggerData *trigdata, const SimhashN
 				 int k)
 {
 	Relation	rel = trigdata->tg_relation;
-	char	   *key = SimhashDescribeKey(info, m);
+	char	   *key = SimhashDescribeKey(info, rel, m);
 
 	ereport(ERROR,
 			(errcode(ERRCODE_EXCLUSION_VIOLATION),
@@ -631,7 +679,7 @@ SimhashRejectRow(SimhashNearDupInfo *info, TriggerData *trigdata, const SimhashN
 
 /* Store the match's key and distance (NULLs for none) in the link columns. */
 static HeapTuple
-SimhashLinkRow(SimhashNearDupInfo *info, HeapTuple tuple, TupleDesc desc,
+SimhashLinkRow(SimhashNearDupInfo *info, Relation rel, HeapTuple tuple, TupleDesc desc,
 			   const SimhashNearMatch *m)
 {
 	int			cols[2];
@@ -643,7 +691,7 @@ SimhashLinkRow(SimhashNearDupInfo *info, HeapTuple tuple, TupleDesc desc,
 	{
 		cols[n] = info->link_key_attno;
 		/* a key the inserter may not see is not written into its row */
-		nulls[n] = !m->found || m->keynull[0] || !SimhashKeyIsVisible(info);
+		nulls[n] = !m->found || m->keynull[0] || !SimhashKeyIsVisible(info, rel);
 		values[n] = nulls[n] ? (Datum) 0 : m->key[0];
 		n++;
 	}
@@ -702,6 +750,14 @@ simhash_near_duplicate_trigger(PG_FUNCTION_ARGS)
 	}
 	if (has_fp && in_scope)
 	{
+		/*
+		 * A row the table's row-level security will refuse is refused
+		 * before any search or lock: otherwise the outcome would tell the
+		 * role about rows in a scope it may not write to.
+		 */
+		SimhashCheckRowSecurity(&info->rls_check[update ? 1 : 0], info->cxt,
+								trigdata->tg_relation, slot,
+								update ? CMD_UPDATE : CMD_INSERT);
 		SimhashLockNeighbourhood(info->top_relid, scope_hash, fp, k);
 		SimhashFindNearDuplicate(info, fp, k, scope,
 								 update ? &trigdata->tg_trigtuple->t_self : NULL, &match);
@@ -718,7 +774,7 @@ simhash_near_duplicate_trigger(PG_FUNCTION_ARGS)
 		case SIMHASH_ACTION_SKIP:
 			return match.found ? PointerGetDatum(NULL) : PointerGetDatum(tuple);
 		case SIMHASH_ACTION_LINK:
-			return PointerGetDatum(SimhashLinkRow(info, tuple, desc, &match));
+			return PointerGetDatum(SimhashLinkRow(info, trigdata->tg_relation, tuple, desc, &match));
 	}
 	return PointerGetDatum(tuple);	/* keep the compiler quiet */
 }

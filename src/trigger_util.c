@@ -16,9 +16,14 @@
  */
 #include "postgres.h"
 
+#include "access/genam.h"
 #include "access/htup_details.h"
+#include "access/stratnum.h"
+#include "access/table.h"
+#include "catalog/pg_trigger.h"
 #include "commands/trigger.h"
 #include "lib/stringinfo.h"
+#include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 
@@ -55,6 +60,43 @@ SimhashTriggerData(FunctionCallInfo fcinfo, const char *name)
 						RelationGetRelationName(trigdata->tg_relation)),
 				 errhint("Create it with CREATE TRIGGER ... BEFORE INSERT OR UPDATE ... FOR EACH ROW.")));
 	return trigdata;
+}
+
+/*
+ * The table the trigger was created on: the trigger's own table, or for a
+ * clone on a partition, the partitioned table of the original trigger.
+ */
+Oid
+SimhashTriggerDefiningTable(Trigger *trigger, Oid relid)
+{
+	Oid			tgoid = trigger->tgoid;
+	Relation	tgrel;
+
+	if (!trigger->tgisclone)
+		return relid;
+	tgrel = table_open(TriggerRelationId, AccessShareLock);
+	for (;;)
+	{
+		ScanKeyData key;
+		SysScanDesc scan;
+		HeapTuple	tup;
+		Oid			parent;
+
+		ScanKeyInit(&key, Anum_pg_trigger_oid, BTEqualStrategyNumber, F_OIDEQ,
+					ObjectIdGetDatum(tgoid));
+		scan = systable_beginscan(tgrel, TriggerOidIndexId, true, NULL, 1, &key);
+		tup = systable_getnext(scan);
+		if (!HeapTupleIsValid(tup))
+			elog(ERROR, "could not find trigger %u", tgoid);
+		relid = ((Form_pg_trigger) GETSTRUCT(tup))->tgrelid;
+		parent = ((Form_pg_trigger) GETSTRUCT(tup))->tgparentid;
+		systable_endscan(scan);
+		if (!OidIsValid(parent))
+			break;
+		tgoid = parent;
+	}
+	table_close(tgrel, AccessShareLock);
+	return relid;
 }
 
 /*

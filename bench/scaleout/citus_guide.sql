@@ -3,6 +3,7 @@
 -- 26002) that have the simhash and Citus packages installed,
 -- shared_preload_libraries = 'citus' and CREATE EXTENSION citus already run.
 -- Run with psql -e on the coordinator; the transcript is CITUS.md.
+-- bench/scaleout/citus_cluster.sh starts such a cluster.
 \set ON_ERROR_STOP off
 SELECT citus_version();
 SELECT version();
@@ -82,26 +83,36 @@ FROM docs_single a JOIN docs_single b ON a.fp <-> b.fp <= 3 AND a.id < b.id;
 -- 1. copies grouped by block, distributed by group: co-located self-join
 CREATE TABLE doc_copies (grp int4 NOT NULL, id bigint NOT NULL, fp simhash64 NOT NULL);
 SELECT create_distributed_table('doc_copies', 'grp');
-INSERT INTO doc_copies SELECT DISTINCT k % 32, id, fp FROM docs, unnest(simhash_blocks(fp)) k;
+INSERT INTO doc_copies SELECT DISTINCT k % 256, id, fp FROM docs, unnest(simhash_blocks(fp)) k;
 SELECT count(*) AS copies, count(DISTINCT id) AS documents FROM doc_copies;
+-- how the groups spread over the 32 shards: 256 groups, and for comparison
+-- the 32 groups of k % 32
+SELECT count(*) FILTER (WHERE result::int > 0) AS shards_with_copies, min(result::int) AS fewest,
+	   max(result::int) AS most
+FROM run_command_on_shards('doc_copies', 'SELECT count(*) FROM %s');
+SELECT count(DISTINCT get_shard_id_for_distribution_column('doc_copies', g)) AS shards_holding_32_groups
+FROM generate_series(0, 31) g;
 EXPLAIN (COSTS OFF)
 SELECT a.id AS id1, b.id AS id2, a.fp <-> b.fp AS distance
 FROM doc_copies a JOIN doc_copies b ON a.grp = b.grp AND a.fp <-> b.fp <= 3 AND a.id < b.id
-WHERE simhash_shared_block(a.fp, b.fp) % 32 = a.grp;
+WHERE simhash_shared_block(a.fp, b.fp) % 256 = a.grp;
 \timing on
 SELECT count(*) AS pairs, sum(distance) AS distances FROM (
 SELECT a.id AS id1, b.id AS id2, a.fp <-> b.fp AS distance
 FROM doc_copies a JOIN doc_copies b ON a.grp = b.grp AND a.fp <-> b.fp <= 3 AND a.id < b.id
-WHERE simhash_shared_block(a.fp, b.fp) % 32 = a.grp) s;
+WHERE simhash_shared_block(a.fp, b.fp) % 256 = a.grp) s;
 \timing off
 -- every pair once, the single node's pairs exactly
 SELECT count(*) AS pairs_not_on_single_node FROM (
 	SELECT a.id, b.id FROM doc_copies a JOIN doc_copies b ON a.grp = b.grp AND a.fp <-> b.fp <= 3 AND a.id < b.id
-	WHERE simhash_shared_block(a.fp, b.fp) % 32 = a.grp
+	WHERE simhash_shared_block(a.fp, b.fp) % 256 = a.grp
 	EXCEPT ALL
 	SELECT a.id, b.id FROM docs_single a JOIN docs_single b ON a.fp <-> b.fp <= 3 AND a.id < b.id) s;
 
--- 2. stored block columns as repartition join keys
+-- 2. stored block columns as repartition join keys (minutes: psql -v skip_form2=1 skips it)
+\if :{?skip_form2}
+\echo 'form 2 skipped (-v skip_form2=1)'
+\else
 ALTER TABLE docs ADD COLUMN b0 int4 GENERATED ALWAYS AS (simhash_block(simhash(body), 0)) STORED,
 				 ADD COLUMN b1 int4 GENERATED ALWAYS AS (simhash_block(simhash(body), 1)) STORED,
 				 ADD COLUMN b2 int4 GENERATED ALWAYS AS (simhash_block(simhash(body), 2)) STORED,
@@ -121,6 +132,7 @@ SELECT a.id, b.id, a.fp <-> b.fp FROM docs a JOIN docs b ON a.b3 = b.b3
  WHERE a.id < b.id AND a.fp <-> b.fp <= 3 AND a.b0 <> b.b0 AND a.b1 <> b.b1 AND a.b2 <> b.b2) s;
 \timing off
 RESET citus.enable_repartition_joins;
+\endif
 
 -- 3. a small probe set broadcast through a MATERIALIZED CTE
 EXPLAIN (COSTS OFF)
@@ -134,18 +146,43 @@ SELECT p.id AS probe, d.id, d.fp <-> p.fp AS distance
 FROM docs_single p JOIN docs_single d ON d.fp <-> p.fp <= 3 AND d.id <> p.id WHERE p.id > 19990 ORDER BY 1, 2;
 
 -- insert-time check on the coordinator: lock the block keys, look, insert
+-- (and keep form 1's copies current in the same transaction)
 CREATE FUNCTION docs_add(new_id bigint, new_body text) RETURNS bigint LANGUAGE plpgsql AS $$
 DECLARE
 	new_fp simhash64 := simhash(new_body);
 	other bigint;
+	failed text;
 BEGIN
+	-- near-copies within 3 share a block: serialise on the four (block number, block) keys
 	PERFORM pg_advisory_xact_lock(4242, b << 16 | simhash_block(new_fp, b))
 	FROM generate_series(0, 3) b ORDER BY b;
+	-- what this transaction sees, its own rows included
 	SELECT id INTO other FROM docs WHERE fp <-> new_fp <= 3 LIMIT 1;
 	IF FOUND THEN
 		RAISE EXCEPTION 'near-duplicate of document %', other USING ERRCODE = '23P01';
 	END IF;
+	-- Above READ COMMITTED the workers' snapshots were taken by the transaction's
+	-- first statement, maybe before the lock was granted: look again through
+	-- new connections (run_command_on_shards), which see everything committed.
+	IF current_setting('transaction_isolation') <> 'read committed' THEN
+		SELECT string_agg(result, ', ') FILTER (WHERE NOT success),
+			   min(result::bigint) FILTER (WHERE success AND result <> '')
+		INTO failed, other
+		FROM run_command_on_shards('docs', format(
+			'SELECT min(id) FROM (SELECT id FROM %%s WHERE fp <-> %L::simhash64 <= 3 LIMIT 1) s', new_fp));
+		IF failed IS NOT NULL THEN
+			RAISE EXCEPTION 'could not check the shards for near-duplicates: %', failed
+				USING ERRCODE = '58000';
+		END IF;
+		IF other IS NOT NULL THEN
+			RAISE EXCEPTION 'could not serialize access due to a concurrent near-duplicate insert'
+				USING ERRCODE = '40001',
+				DETAIL = format('Document %s, within 3 bits, was committed after this transaction''s snapshot.', other),
+				HINT = 'Retry the transaction.';
+		END IF;
+	END IF;
 	INSERT INTO docs (id, body) VALUES (new_id, new_body);
+	INSERT INTO doc_copies SELECT DISTINCT k % 256, new_id, new_fp FROM unnest(simhash_blocks(new_fp)) k;
 	RETURN new_id;
 END $$;
 -- a new document and a near-copy of it
@@ -158,10 +195,52 @@ SELECT docs_add(:copy, body_of(:copy));
 SELECT docs_add(900100, 'something else entirely');
 SELECT id, get_shard_id_for_distribution_column('docs', id) AS shard FROM docs WHERE id >= 900000 ORDER BY id;
 SELECT get_shard_id_for_distribution_column('docs', :copy) AS shard_the_copy_would_go_to;
+-- as the first statement of a REPEATABLE READ transaction: both looks run
+BEGIN ISOLATION LEVEL REPEATABLE READ;
+SELECT docs_add(900200, 'another new document, checked twice');
+SELECT docs_add(:copy, body_of(:copy));
+ROLLBACK;
+BEGIN ISOLATION LEVEL REPEATABLE READ;
+SELECT docs_add(900200, 'another new document, checked twice');
+COMMIT;
+-- docs_add kept the copies current: form 1 still reports the single node's pairs
+INSERT INTO docs_single SELECT id, fp FROM docs WHERE id >= 900000;
+SELECT (SELECT count(*) FROM doc_copies a JOIN doc_copies b ON a.grp = b.grp AND a.fp <-> b.fp <= 3 AND a.id < b.id
+		WHERE simhash_shared_block(a.fp, b.fp) % 256 = a.grp) AS pairs,
+	   (SELECT count(*) FROM docs_single a JOIN docs_single b ON a.fp <-> b.fp <= 3 AND a.id < b.id) AS single_node_pairs,
+	   (SELECT count(*) FROM doc_copies WHERE id >= 900000) AS copies_of_new_documents;
+
+-- the near-duplicate trigger on a distributed table: refused, and with
+-- citus.enable_unsafe_triggers it checks the new row's shard only
+CREATE TRIGGER docs_neardup BEFORE INSERT ON docs
+	FOR EACH ROW EXECUTE FUNCTION simhash_near_duplicate_trigger(fp, 3, 'reject');
+SET citus.enable_unsafe_triggers = on;
+CREATE TRIGGER docs_neardup BEFORE INSERT ON docs
+	FOR EACH ROW EXECUTE FUNCTION simhash_near_duplicate_trigger(fp, 3, 'reject');
+SELECT i AS id, get_shard_id_for_distribution_column('docs', i) AS shard,
+	   get_shard_id_for_distribution_column('docs', 1230) AS shard_of_1230
+FROM generate_series(900300, 900301) i;
+INSERT INTO docs (id, body) VALUES (900300, body_of(1230));	-- an exact copy of 1230
+INSERT INTO docs (id, body) VALUES (900301, body_of(1230));
+SELECT id FROM docs WHERE id IN (900300, 900301) ORDER BY id;
+DELETE FROM docs WHERE id IN (900300, 900301);
+DROP TRIGGER docs_neardup ON docs;
+RESET citus.enable_unsafe_triggers;
 
 -- the settings, and where a session SET goes
-SELECT name, setting, context, short_desc FROM pg_settings WHERE name LIKE 'simhash.%';
+SELECT name, setting, context, short_desc FROM pg_settings WHERE name LIKE 'simhash.%' ORDER BY 1;
 SHOW citus.propagate_set_commands;
+SET simhash.enable_join = off;	-- stays on the coordinator: the shards still plan the band join
+EXPLAIN (COSTS OFF) SELECT a.id, b.id FROM doc_copies a JOIN doc_copies b
+	ON a.grp = b.grp AND a.fp <-> b.fp <= 3 AND a.id < b.id WHERE simhash_shared_block(a.fp, b.fp) % 256 = a.grp;
+RESET simhash.enable_join;
+SET citus.propagate_set_commands = 'local';
+BEGIN;
+SET LOCAL simhash.enable_join = off;	-- reaches the shards for this transaction
+EXPLAIN (COSTS OFF) SELECT a.id, b.id FROM doc_copies a JOIN doc_copies b
+	ON a.grp = b.grp AND a.fp <-> b.fp <= 3 AND a.id < b.id WHERE simhash_shared_block(a.fp, b.fp) % 256 = a.grp;
+COMMIT;
+RESET citus.propagate_set_commands;
 
 -- inspection functions see the coordinator's empty shell: run them on the shards
 SELECT * FROM simhash_index_stats('docs_fp');

@@ -10,7 +10,8 @@ and the rows a sequential scan finds at the end with the model.
 
 Model of a firing (BEFORE INSERT OR UPDATE ... FOR EACH ROW):
   - fingerprint trigger: fp := simhash(concat_ws(E'\\n', text columns)), NULL if all are
-    NULL; on UPDATE only when a text column or fp is assigned;
+    NULL; on UPDATE when a text column or fp is assigned or changed (here only an
+    assignment changes them);
   - near-duplicate trigger: the nearest other row whose fingerprint is within k
     (k 'auto': simhash_radius of the row's text columns joined the same way; 0
     without features, and then nothing matches) and whose scope values equal the
@@ -126,11 +127,15 @@ def validate_neardup(args, cols, pk, index_ok):
     scope, text, key_col, dist_col, npos = None, [], None, None, 0
     for arg in args[3:]:
         if arg.startswith("scope="):
+            if scope is not None:
+                return "22023", None                  # an option given twice
             names = split_identifiers(arg[6:])
             if not names:
                 return "22023", None
             scope = names
         elif arg.startswith("text="):
+            if text:
+                return "22023", None
             names = split_identifiers(arg[5:])
             if not names:
                 return "22023", None
@@ -141,14 +146,27 @@ def validate_neardup(args, cols, pk, index_ok):
                 if cols[name] not in TEXT_KINDS:
                     return "42804", None
             text = names
-        elif arg.startswith("link_key="):
-            key_col = arg[9:]
-        elif arg.startswith("link_distance="):
-            dist_col = arg[14:]
+        elif arg.startswith("link_key=") or arg.startswith("link_distance="):
+            # one identifier, read as scope= and text= read theirs
+            is_key = arg.startswith("link_key=")
+            if (key_col if is_key else dist_col) is not None:
+                return "22023", None
+            names = split_identifiers(arg.split("=", 1)[1])
+            if not names or len(names) != 1:
+                return "22023", None
+            if is_key:
+                key_col = names[0]
+            else:
+                dist_col = names[0]
         elif "=" not in arg and action == "link" and npos < 2:
+            # a positional link column: already an identifier, taken as it is
             if npos == 0:
+                if key_col is not None:
+                    return "22023", None
                 key_col = arg
             else:
+                if dist_col is not None:
+                    return "22023", None
                 dist_col = arg
             npos += 1
         else:
@@ -180,6 +198,14 @@ def validate_neardup(args, cols, pk, index_ok):
             return err, None
         if cols[name] in NO_EQUALITY:
             return "42883", None
+    # link columns must not overwrite the key, the fingerprint, a scope or
+    # text column, or each other
+    guarded = set(pk) | {fp} | set(scope or []) | set(text)
+    if action == "link":
+        if key_col is not None and key_col in guarded:
+            return "22023", None
+        if dist_col is not None and (dist_col in guarded or dist_col == key_col):
+            return "22023", None
     if not index_ok:
         return "42704", None
     return None, NearDupConfig(k, action, scope or [], text, key_col, dist_col)

@@ -159,7 +159,9 @@ def random_options(rng, action):
             col = rng.choice(["dup_of", "dup_d", "n", "sm", "big", "id", "tenant", "fp", "g", "nosuch", "Dup_Of"])
             form = rng.choice(["link_key=", "link_distance=", "", ""])
             if form:
-                opts.append((qlit(form + col), None))
+                # one identifier: folded, quoted, padded, or not one
+                spelled = rng.choice([col, col, col.upper(), '"%s"' % col, " %s " % col, col + ",dup_d", ""])
+                opts.append((qlit(form + spelled), None))
             else:
                 opts.append(render_ident(rng, col))
         else:

@@ -432,8 +432,9 @@ def gen_join(ctx, rng, spelling=None, v=None, kform=None, pair=None, settings=No
     acol = "simhash(a.body)" if ta == "d" and tb in ("ja", "jb") and rng.random() < 0.5 else "a.fp"
     bcol = "b.fp"
     # slices of the big tables, so that the Python model can count the pairs; a
-    # big pair keeps all rows of its second table, for batches of the band join
-    sliced = {"a": ta in SLICED, "b": tb in SLICED and not big}
+    # big pair keeps all rows of both, for batches of the band join (which
+    # builds on the cheaper side: a 500-row slice fits in one batch)
+    sliced = {"a": ta in SLICED and not big, "b": tb in SLICED and not big}
     role = pick_role(rng, tags)
 
     def run(ctx):

@@ -17,7 +17,13 @@
 #   pairs coming back, kept up to date by a trigger;
 # - an insert-time near-duplicate check on the coordinator sees rows of
 #   both shards, and serialises near-copies with block-key locks: without
-#   them two concurrent near-copies routed to different shards both commit.
+#   them two concurrent near-copies routed to different shards both commit;
+# - postgres_fdw's shard transactions are REPEATABLE READ from their first
+#   query whatever the coordinator's level, so a transaction that read the
+#   shards before it waited for the locks has an old view of them: the
+#   check also looks through new connections (dblink) and raises 40001 if a
+#   near-copy committed since, at READ COMMITTED, REPEATABLE READ and
+#   SERIALIZABLE.
 
 use strict;
 use warnings;
@@ -369,16 +375,23 @@ like($coord->safe_psql('postgres',
 
 # A BEFORE trigger on the coordinator's docs sees the rows of both shards.
 # Near-copies within 3 share a block: locking the four (block number,
-# block) keys of the new row before looking serialises near-copies, and
-# the waiting transaction's first shard query then sees the committed row.
+# block) keys of the new row before looking serialises near-copies.  The
+# look through docs sees this transaction's own rows, but postgres_fdw's
+# shard snapshots were taken by the transaction's first query to each
+# shard, maybe before the lock was granted; so the check looks again
+# through new connections (dblink, one per shard), which see everything
+# committed, and a near-copy that only they find committed after this
+# transaction's snapshot: serialization failure, as on one server.
 $coord->safe_psql(
 	'postgres', q{
+CREATE EXTENSION dblink;
 CREATE TABLE guard (locks boolean);
 INSERT INTO guard VALUES (true);
 CREATE FUNCTION docs_reject_near() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
 	new_fp simhash64 := simhash(NEW.body);	-- generated columns come after BEFORE triggers
 	other int8;
+	shard record;
 BEGIN
 	IF (SELECT locks FROM guard) THEN
 		PERFORM pg_advisory_xact_lock(4242, b << 16 | simhash_block(new_fp, b))
@@ -388,6 +401,23 @@ BEGIN
 	IF FOUND THEN
 		RAISE EXCEPTION 'near-duplicate of document %', other USING ERRCODE = '23P01';
 	END IF;
+	FOR shard IN
+		SELECT s.srvname, c.relname FROM pg_inherits i
+		JOIN pg_foreign_table f ON f.ftrelid = i.inhrelid
+		JOIN pg_foreign_server s ON s.oid = f.ftserver
+		JOIN pg_class c ON c.oid = i.inhrelid
+		WHERE i.inhparent = 'docs'::regclass
+	LOOP
+		SELECT r.id INTO other FROM dblink(shard.srvname,
+			format('SELECT id FROM %I WHERE fp <-> %L <= 3 LIMIT 1', shard.relname, new_fp)) r(id int8);
+		IF FOUND THEN
+			RAISE EXCEPTION 'could not serialize access due to a concurrent near-duplicate insert'
+				USING ERRCODE = '40001',
+				DETAIL = format('Document %s, within 3 bits, was committed after this transaction first read shard %s.',
+								other, shard.srvname),
+				HINT = 'Retry the transaction.';
+		END IF;
+	END LOOP;
 	RETURN NEW;
 END $$;
 CREATE TRIGGER docs_reject_near BEFORE INSERT ON docs
@@ -443,6 +473,33 @@ for my $locks ('true', 'false')
 		$locks eq 'true'
 		? 'concurrent near-copies on two shards, block-key locks: one commits'
 		: 'concurrent near-copies on two shards, no locks: both commit (the race the locks close)');
+}
+
+# A transaction that read the shards before it inserts a near-copy, at each
+# isolation level: its shard snapshots predate the other session's commit,
+# so only the new connections see the near-copy; never both committed.
+for my $level ('READ COMMITTED', 'REPEATABLE READ', 'SERIALIZABLE')
+{
+	$coord->safe_psql('postgres', "DELETE FROM docs WHERE id IN ($id0, $id1); UPDATE guard SET locks = true");
+	my $s1 = $coord->background_psql('postgres');
+	my $s2 = $coord->background_psql('postgres', on_error_stop => 0);
+	$s1->query_safe("BEGIN; INSERT INTO docs (id, body) VALUES ($id0, $base)");
+	$s2->query_safe("\\set VERBOSITY verbose\nBEGIN ISOLATION LEVEL $level");
+	is($s2->query_safe("SELECT count(*) FROM docs WHERE id IN ($id0, $id1)"), '0',
+		"$level: the second transaction first reads both shards");
+	$s2->query_until(qr/started/, "\\echo started\nINSERT INTO docs (id, body) VALUES ($id1, $copy);\n\\echo done\n");
+	$coord->poll_query_until('postgres',
+		"SELECT count(*) = 1 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted")
+	  or die "$level: the second insert does not wait";
+	$s1->query_safe('COMMIT');
+	$s2->query_until(qr/done/, '');
+	like($s2->{stderr}, qr/ERROR:  40001: could not serialize access due to a concurrent near-duplicate insert/,
+		"$level: the second insert, whose shard snapshots predate the first's commit, fails with 40001");
+	$s2->query('COMMIT');
+	$s1->quit;
+	$s2->quit;
+	is($coord->safe_psql('postgres', "SELECT string_agg(id::text, ',') FROM docs WHERE id IN ($id0, $id1)"),
+		$id0, "$level: only the first near-copy committed");
 }
 
 for my $node ($coord, @shards)

@@ -1,0 +1,22 @@
+#!/bin/bash
+# bench/fingerprint/harness/build.sh -- build fpharness (see fpharness.c)
+# from the checkout's src/ with the compiler flags PGXS uses.
+#
+#   bench/fingerprint/harness/build.sh [OUTPUT] [extra CFLAGS...]
+#
+# SIMHASH_SRC: the src/ to build from (default: this checkout's).
+# PG_CONFIG as for the extension (default: pg_config on PATH).  Needs
+# libpgcommon.a (postgresql-server-dev-15) for unicode_normalize().
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+src=${SIMHASH_SRC:-$here/../../../src}
+out=${1:-$here/fpharness}
+shift || true
+pgc=${PG_CONFIG:-pg_config}
+# shellcheck disable=SC2046
+gcc $("$pgc" --cflags) $("$pgc" --cppflags) -Wno-missing-prototypes -Wno-unused-parameter \
+	-I"$src" -I"$("$pgc" --includedir-server)" "$@" \
+	-no-pie -o "$out" "$here/fpharness.c" \
+	"$src/tokenize.c" "$src/textsource.c" "$src/fingerprint.c" \
+	-L"$("$pgc" --pkglibdir)" -L"$("$pgc" --libdir)" -lpgcommon -lpgport \
+	-Wl,--unresolved-symbols=ignore-all

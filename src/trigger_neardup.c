@@ -133,7 +133,7 @@ SimhashColumnsOf(Relation rel, char **names, int n, const char *role)
 static void
 SimhashSetupKey(SimhashNearDupInfo *info, Relation rel)
 {
-	Oid			pk = RelationGetPrimaryKeyIndex(rel);
+	Oid			pk = SimhashGetPrimaryKeyIndex(rel);
 	Relation	index;
 
 	info->nkey = 0;

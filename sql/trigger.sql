@@ -352,6 +352,23 @@ INSERT INTO vdocs (id, body, fp) VALUES
 	(3, 'The quick brown fox jumped over the lazy dog, said the typographer.', bits(9));
 SELECT id FROM vdocs ORDER BY id;
 
+-- candidates whose text is stored out of line, uncompressed, and long
+-- enough to be read in slices (2.3 MB)
+DROP TRIGGER v ON vdocs;
+TRUNCATE vdocs;
+ALTER TABLE vdocs ALTER COLUMN body SET STORAGE EXTERNAL;
+CREATE TRIGGER v BEFORE INSERT ON vdocs FOR EACH ROW
+	EXECUTE FUNCTION simhash_near_duplicate_trigger(fp, 3, 'reject', 'text=body', 'verify=0.9');
+INSERT INTO vdocs (id, body, fp)
+SELECT 1, string_agg('w' || (i % 5000), ' '), bits(0) FROM generate_series(1, 400000) i;
+SELECT pg_column_size(body) > 2000000 AS stored_long FROM vdocs;
+SELECT sqlstate_of($$INSERT INTO vdocs (id, body, fp)
+	SELECT 2, string_agg('w' || (i % 5000), ' ') || ' and more', bits(1)
+	FROM generate_series(1, 400000) i$$) AS long_copy,
+	   sqlstate_of($$INSERT INTO vdocs (id, body, fp) VALUES (3, 'w1 w2 w3', bits(2))$$) AS short_text;
+SELECT id, length(body) FROM vdocs ORDER BY id;
+ALTER TABLE vdocs ALTER COLUMN body SET STORAGE EXTENDED;
+
 -- bad verify= arguments: 22023 with the argument in the detail
 DROP TRIGGER v ON vdocs;
 TRUNCATE vdocs;

@@ -353,8 +353,8 @@ def gen_trigger_dml(ctx, rng, action=None, db=None, partitioned=None):
     partitioned = rng.random() < 0.4 if partitioned is None else partitioned
     sc = Scenario(rng, action, db, partitioned)
     tags = ["kind:trigger_dml", "fn:" + action, "db:" + db, "part:%s" % partitioned, "src:" + sc.src,
-            "k:%s" % sc.k, "scope:" + ",".join(sc.scope), "index:" + sc.index, "link:%s" % sc.link,
-            "pk:%s" % sc.pk, "events:" + ",".join(sorted(sc.events))]
+            "k:%s" % sc.k, "verify:%s" % sc.verify, "scope:" + ",".join(sc.scope), "index:" + sc.index,
+            "link:%s" % sc.link, "pk:%s" % sc.pk, "events:" + ",".join(sorted(sc.events))]
 
     def run(ctx):
         sc.run_known = ctx.config.known

@@ -34,6 +34,9 @@ extern text *SimhashJoinTextColumns(HeapTuple tuple, TupleDesc desc,
 									const AttrNumber *cols, int ncols);
 extern Datum SimhashJoinSlotTextColumns(TupleTableSlot *slot, const AttrNumber *cols,
 										int ncols, bool *isnull, bool *built);
+extern bool SimhashSameTextColumns(HeapTuple a, HeapTuple b, TupleDesc desc,
+								   const AttrNumber *cols, int ncols);
+extern bool SimhashParseSimilarity(const char *num, double *s);
 
 /* k 'auto': simhash_radius() of the row's text columns, per row */
 #define SIMHASH_AUTO_RADIUS		(-1)

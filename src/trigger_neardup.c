@@ -86,36 +86,6 @@ SimhashParseRadius(Trigger *trigger, const char *arg)
 	return k;
 }
 
-/*
- * Parse the option "verify=s": a decimal number from 0 to 1, digits with an
- * optional point (no sign, exponent, spaces, NaN or infinity).
- */
-static double
-SimhashParseVerify(Trigger *trigger, const char *arg)
-{
-	const char *num = arg + strlen("verify=");
-	const char *detail = gettext_noop("verify= takes a similarity from 0 to 1 such as 0.7, not \"%s\".");
-	int			ndigits = 0;
-	int			npoints = 0;
-	double		s;
-
-	for (const char *p = num; *p; p++)
-	{
-		if (*p >= '0' && *p <= '9')
-			ndigits++;
-		else if (*p == '.' && npoints == 0)
-			npoints++;
-		else
-			SimhashBadArgument(trigger, detail, arg);
-	}
-	if (ndigits == 0)
-		SimhashBadArgument(trigger, detail, arg);
-	s = strtod(num, NULL);
-	if (!(s >= 0.0 && s <= 1.0))
-		SimhashBadArgument(trigger, detail, arg);
-	return s;
-}
-
 /* The simhash index of a table on its fingerprint column, or an error. */
 static Oid
 SimhashFingerprintIndex(Relation rel, AttrNumber attno, const char *colname)
@@ -498,7 +468,8 @@ SimhashNearDupSetup(FunctionCallInfo fcinfo, TriggerData *trigdata)
 		else if (strncmp(arg, "verify=", 7) == 0)
 		{
 			SimhashOnlyOnce(trigger, "verify=", verify_arg != NULL);
-			info->verify = SimhashParseVerify(trigger, arg);
+			if (!SimhashParseSimilarity(arg + 7, &info->verify))
+				SimhashBadArgument(trigger, "verify= takes a similarity from 0 to 1 such as 0.7, not \"%s\".", arg);
 			verify_arg = arg;
 		}
 		else if (strncmp(arg, "link_key=", 9) == 0)
@@ -620,20 +591,11 @@ SimhashUpdateKeepsCheck(SimhashNearDupInfo *info, TriggerData *trigdata, TupleDe
 
 	if (old_has_fp != has_fp || (has_fp && oldfp != fp))
 		return false;
-	if (info->verify >= 0)
-	{
-		/* with verify=, the text decides too: it must be the same bytes */
-		text	   *oldtext = SimhashJoinTextColumns(oldtuple, desc, info->text_attno, info->ntext);
-		text	   *newtext = SimhashJoinTextColumns(trigdata->tg_newtuple, desc,
-													 info->text_attno, info->ntext);
-
-		if ((oldtext == NULL) != (newtext == NULL))
-			return false;
-		if (oldtext != NULL &&
-			(VARSIZE_ANY_EXHDR(oldtext) != VARSIZE_ANY_EXHDR(newtext) ||
-			 memcmp(VARDATA_ANY(oldtext), VARDATA_ANY(newtext), VARSIZE_ANY_EXHDR(oldtext)) != 0))
-			return false;
-	}
+	/* with verify=, the text decides too */
+	if (info->verify >= 0 &&
+		!SimhashSameTextColumns(oldtuple, trigdata->tg_newtuple, desc, info->text_attno,
+								info->ntext))
+		return false;
 	for (int i = 0; i < info->nscope; i++)
 	{
 		bool		isnull;

@@ -236,3 +236,47 @@ SimhashJoinSlotTextColumns(TupleTableSlot *slot, const AttrNumber *cols, int nco
 	*built = true;
 	return PointerGetDatum(whole);
 }
+
+/*
+ * Do two rows have the same text in columns "cols", joined as
+ * SimhashJoinTextColumns joins them (the same bytes, or both NULL)?
+ */
+bool
+SimhashSameTextColumns(HeapTuple a, HeapTuple b, TupleDesc desc, const AttrNumber *cols,
+					   int ncols)
+{
+	text	   *ta = SimhashJoinTextColumns(a, desc, cols, ncols);
+	text	   *tb = SimhashJoinTextColumns(b, desc, cols, ncols);
+
+	if (ta == NULL || tb == NULL)
+		return ta == tb;
+	return VARSIZE_ANY_EXHDR(ta) == VARSIZE_ANY_EXHDR(tb) &&
+		memcmp(VARDATA_ANY(ta), VARDATA_ANY(tb), VARSIZE_ANY_EXHDR(ta)) == 0;
+}
+
+/*
+ * Read the similarity of the trigger option "verify=s": ASCII digits with
+ * at most one point and at least one digit (no sign, exponent, spaces, NaN
+ * or infinity), of a value from 0 to 1.  False if "num" is not one.
+ */
+bool
+SimhashParseSimilarity(const char *num, double *s)
+{
+	int			ndigits = 0;
+	int			npoints = 0;
+
+	for (const char *p = num; *p; p++)
+	{
+		if (*p >= '0' && *p <= '9')
+			ndigits++;
+		else if (*p == '.' && npoints == 0)
+			npoints++;
+		else
+			return false;
+	}
+	if (ndigits == 0)
+		return false;
+	/* LC_NUMERIC is always C in the backend: the point is the decimal point */
+	*s = strtod(num, NULL);
+	return *s >= 0.0 && *s <= 1.0;
+}

@@ -198,6 +198,11 @@ pg_noreturn extern void SimhashReportFeatureTooLong(Size len);
 
 /* jaccard.c: simhash_jaccard of two text Datums (no cache) */
 extern double SimhashTextJaccard(Datum a, Datum b);
+/* ... and of one text against many: its features extracted once */
+typedef struct SimhashJaccardSide SimhashJaccardSide;
+extern SimhashJaccardSide *SimhashJaccardPrepare(Datum t);
+extern double SimhashJaccardAgainst(const SimhashJaccardSide *prepared, Datum b);
+extern void SimhashJaccardRelease(SimhashJaccardSide *prepared);
 
 /* radius.c: the search radius proposed for a text (simhash_radius) */
 extern int	SimhashRadiusOfText(Datum textdatum);

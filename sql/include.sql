@@ -160,12 +160,12 @@ SELECT (SELECT array_agg(id) FROM (SELECT id FROM ki ORDER BY fp <-> fp_of(0) LI
 SELECT count(*) FILTER (WHERE fp <-> fp_of(0) < 4) AS nearer,
 	   count(*) FILTER (WHERE fp <-> fp_of(0) = 4) AS at_4
 FROM ki;
-EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF)
 SELECT id FROM ki ORDER BY fp <-> fp_of(0), id LIMIT 1005;
 SET enable_seqscan = off;
 -- without the included column it returns that whole group
 CREATE INDEX ki_fp ON ki USING simhash (fp);
-EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF)
 SELECT id FROM ki ORDER BY fp <-> fp_of(0), g LIMIT 1005;
 -- with both indexes, the one that orders ties is chosen
 EXPLAIN (COSTS OFF)

@@ -187,9 +187,14 @@ RESET parallel_setup_cost;
 RESET parallel_tuple_cost;
 RESET min_parallel_table_scan_size;
 SET max_parallel_workers_per_gather = 0;
-SET force_parallel_mode = on;
+-- force_parallel_mode, debug_parallel_query since PostgreSQL 16
+SELECT set_config(CASE WHEN current_setting('server_version_num')::int >= 160000
+					   THEN 'debug_parallel_query' ELSE 'force_parallel_mode' END,
+				  'on', false) AS force_parallel;
 SELECT count(*) FROM jd a JOIN jd b ON a.fp <-> b.fp <= 3 AND a.id < b.id;
-RESET force_parallel_mode;
+SELECT set_config(CASE WHEN current_setting('server_version_num')::int >= 160000
+					   THEN 'debug_parallel_query' ELSE 'force_parallel_mode' END,
+				  'off', false) AS force_parallel;
 
 RESET enable_nestloop;
 RESET enable_hashjoin;

@@ -269,15 +269,15 @@ GROUP BY q.qn, q.q ORDER BY q.qn;
 SELECT count(*) FILTER (WHERE fp <-> fp_of(0) <= 4) AS within_4,
 	   min(fp <-> fp_of(0)) FILTER (WHERE fp <-> fp_of(0) > 4) AS next_distance
 FROM kt;
-EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF)
 SELECT id FROM kt ORDER BY fp <-> fp_of(0), id LIMIT 1936;
-EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF)
 SELECT id FROM kt ORDER BY fp <-> fp_of(0), id LIMIT 5;
 -- the same through the Result that a pseudo-constant qual puts in between
-EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF)
 SELECT id FROM kt WHERE (SELECT true) ORDER BY fp <-> fp_of(0), id LIMIT 1936;
 SET simhash.enable_nearest_sort = off;
-EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF)
 SELECT id FROM kt ORDER BY fp <-> fp_of(0), id LIMIT 1936;
 
 -- with the nearest sort off, the Incremental Sort gives the same rows

@@ -241,6 +241,169 @@ INSERT INTO short_docs (id, body) VALUES
 SELECT id, simhash_radius(body) AS k, dup_of, dup_dist FROM short_docs ORDER BY id;
 DROP TABLE short_docs;
 
+-- verify=s: a candidate within k counts only if simhash_jaccard of its
+-- text (the text= columns joined as the fingerprint trigger joins them)
+-- and the new row's is at least s.  The fingerprints are set by hand, so
+-- that an unrelated text can lie within k: bits(n) is n bits from bits(0).
+CREATE TABLE vdocs (id int PRIMARY KEY, title text, body text, fp simhash64,
+					dup_of int, dup_dist int);
+CREATE INDEX ON vdocs USING simhash (fp);
+CREATE TRIGGER v BEFORE INSERT OR UPDATE ON vdocs FOR EACH ROW
+	EXECUTE FUNCTION simhash_near_duplicate_trigger(fp, 3, 'reject', 'text=body', 'verify=0.7');
+INSERT INTO vdocs (id, body, fp) VALUES
+	(1, 'The quick brown fox jumps over the lazy dog, said the typographer.', bits(0));
+-- the similarities the cases below rest on
+SELECT simhash_jaccard(body, 'The quick brown fox jumped over the lazy dog, said the typographer.') AS near_copy,
+	   simhash_jaccard(body, 'Index pages hold runs of sorted fingerprint keys.') AS unrelated
+FROM vdocs WHERE id = 1;
+-- an unrelated text 1 bit away is not a near-duplicate
+SELECT sqlstate_of($$INSERT INTO vdocs (id, body, fp) VALUES
+	(2, 'Index pages hold runs of sorted fingerprint keys.', bits(1))$$) AS unrelated_within_k;
+-- a near-copy 2 bits away is: the detail names the row it copies
+SELECT state, detail FROM error_fields($$INSERT INTO vdocs (id, body, fp) VALUES
+	(3, 'The quick brown fox jumped over the lazy dog, said the typographer.', bits(2))$$);
+-- the same near-copy beyond k is not (confirmation only filters candidates)
+SELECT sqlstate_of($$INSERT INTO vdocs (id, body, fp) VALUES
+	(4, 'The quick brown fox jumped over the lazy dog, said the typographer.', bits(10))$$) AS beyond_k;
+-- a NULL text confirms nothing, on either side
+SELECT sqlstate_of($$INSERT INTO vdocs (id, body, fp) VALUES (5, NULL, bits(11))$$) AS null_new,
+	   sqlstate_of($$INSERT INTO vdocs (id, body, fp) VALUES
+	(6, 'The quick brown fox jumped over the lazy dog, said the typographer.', bits(12))$$)
+		AS next_to_null_and_copy;
+SELECT sqlstate_of($$INSERT INTO vdocs (id, body, fp) VALUES (7, 'Anything at all.', bits(5))$$)
+	AS next_to_null;
+-- an UPDATE that keeps the fingerprint but changes the text is checked again
+SELECT sqlstate_of($$UPDATE vdocs SET body = 'The quick brown fox jumps over the lazy dog, said the typographer!'
+	WHERE id = 2$$) AS update_to_copy;
+SELECT sqlstate_of($$UPDATE vdocs SET title = 'a title' WHERE id = 2$$) AS update_other_column;
+SELECT id, body, fp <-> bits(0) AS bits FROM vdocs ORDER BY id;
+
+-- skip: the unrelated text is stored, the near-copy is not
+DROP TRIGGER v ON vdocs;
+TRUNCATE vdocs;
+CREATE TRIGGER v BEFORE INSERT ON vdocs FOR EACH ROW
+	EXECUTE FUNCTION simhash_near_duplicate_trigger(fp, 3, 'skip', 'text=body', 'verify=0.7');
+INSERT INTO vdocs (id, body, fp) VALUES
+	(1, 'The quick brown fox jumps over the lazy dog, said the typographer.', bits(0)),
+	(2, 'Index pages hold runs of sorted fingerprint keys.', bits(1)),
+	(3, 'The quick brown fox jumped over the lazy dog, said the typographer.', bits(2));
+SELECT id, body FROM vdocs ORDER BY id;
+
+-- link: the nearest CONFIRMED row, not the nearest one
+DROP TRIGGER v ON vdocs;
+TRUNCATE vdocs;
+CREATE TRIGGER v BEFORE INSERT ON vdocs FOR EACH ROW
+	EXECUTE FUNCTION simhash_near_duplicate_trigger(fp, 3, 'link', dup_of, dup_dist,
+													'text=body', 'verify=0.7');
+INSERT INTO vdocs (id, body, fp) VALUES
+	(1, 'The quick brown fox jumps over the lazy dog, said the typographer.', bits(0)),
+	(2, 'Index pages hold runs of sorted fingerprint keys.', bits(4)),
+	(3, 'The quick brown fox jumped over the lazy dog, said the typographer.', bits(3)),
+	(4, NULL, bits(3));
+SELECT id, dup_of, dup_dist FROM vdocs ORDER BY id;
+DROP TRIGGER v ON vdocs;
+TRUNCATE vdocs;
+CREATE TRIGGER v BEFORE INSERT ON vdocs FOR EACH ROW
+	EXECUTE FUNCTION simhash_near_duplicate_trigger(fp, 40, 'link', 'link_key=dup_of',
+													'link_distance=dup_dist', 'text=body', 'verify=0.5');
+INSERT INTO vdocs (id, body, fp) SELECT i, b, simhash(b) FROM (VALUES
+	(1, 'Fingerprints of text, compared bit by bit, find near-duplicates in large collections.'),
+	(2, 'The weather was cold and the river froze over in the first week of January.'),
+	(3, 'Fingerprints of text, compared bit by bit, find near-duplicates in big collections.'),
+	(4, 'A recipe for bread: flour, water, salt and yeast, and a day of patience.')) v(i, b);
+-- with real fingerprints and k = 40, unrelated texts are within k too: each
+-- row against the earlier ones within k, their similarities, and the link
+-- verify= keeps
+SELECT v.id, v.dup_of, v.dup_dist,
+	   (SELECT min(e.id) FROM vdocs e WHERE e.id < v.id AND e.fp <-> v.fp <= 40) AS within_k,
+	   (SELECT string_agg(e.id || ':' || round(simhash_jaccard(e.body, v.body)::numeric, 2), ' ' ORDER BY e.id)
+		FROM vdocs e WHERE e.id < v.id AND e.fp <-> v.fp <= 40) AS similarities
+FROM vdocs v ORDER BY v.id;
+
+-- several text columns: the text compared is concat_ws(E'\n', title, body),
+-- the fingerprint's text, not one column of it
+DROP TRIGGER v ON vdocs;
+TRUNCATE vdocs;
+CREATE TRIGGER v BEFORE INSERT ON vdocs FOR EACH ROW
+	EXECUTE FUNCTION simhash_near_duplicate_trigger(fp, 3, 'reject', 'text=title,body', 'verify=0.7');
+INSERT INTO vdocs (id, title, body, fp) VALUES
+	(1, 'Same title here', 'one two three four five six seven eight', bits(0)),
+	(2, NULL, 'red green blue cyan magenta yellow black white', bits(20));
+SELECT simhash_jaccard(concat_ws(E'\n', 'Same title here', 'one two three four five six seven eight'),
+					   concat_ws(E'\n', 'Same title here', 'alpha beta gamma delta epsilon zeta eta theta')) AS same_title,
+	   simhash_jaccard(concat_ws(E'\n', NULL, 'red green blue cyan magenta yellow black white'),
+					   concat_ws(E'\n', 'Colours', 'red green blue cyan magenta yellow black white')) AS new_title;
+SELECT sqlstate_of($$INSERT INTO vdocs (id, title, body, fp) VALUES
+	(3, 'Same title here', 'alpha beta gamma delta epsilon zeta eta theta', bits(1))$$) AS same_title,
+	   sqlstate_of($$INSERT INTO vdocs (id, title, body, fp) VALUES
+	(4, 'Colours', 'red green blue cyan magenta yellow black white', bits(21))$$) AS new_title,
+	   -- (the same words split differently between the columns: the same text)
+	   sqlstate_of($$INSERT INTO vdocs (id, title, body, fp) VALUES
+	(5, 'one two three four', 'five six seven eight' || E'\n' || 'Same title here', bits(2))$$) AS reordered;
+
+-- k 'auto' and verify= together
+DROP TRIGGER v ON vdocs;
+TRUNCATE vdocs;
+CREATE TRIGGER v BEFORE INSERT ON vdocs FOR EACH ROW
+	EXECUTE FUNCTION simhash_near_duplicate_trigger(fp, 'auto', 'skip', 'text=body', 'verify=0.7');
+INSERT INTO vdocs (id, body, fp) VALUES
+	(1, 'The quick brown fox jumps over the lazy dog, said the typographer.', bits(0)),
+	(2, 'Index pages hold runs of sorted fingerprint keys.', bits(1)),
+	(3, 'The quick brown fox jumped over the lazy dog, said the typographer.', bits(9));
+SELECT id FROM vdocs ORDER BY id;
+
+-- candidates whose text is stored out of line, uncompressed, and long
+-- enough to be read in slices (2.3 MB)
+DROP TRIGGER v ON vdocs;
+TRUNCATE vdocs;
+ALTER TABLE vdocs ALTER COLUMN body SET STORAGE EXTERNAL;
+CREATE TRIGGER v BEFORE INSERT ON vdocs FOR EACH ROW
+	EXECUTE FUNCTION simhash_near_duplicate_trigger(fp, 3, 'reject', 'text=body', 'verify=0.9');
+INSERT INTO vdocs (id, body, fp)
+SELECT 1, string_agg('w' || (i % 5000), ' '), bits(0) FROM generate_series(1, 400000) i;
+SELECT pg_column_size(body) > 2000000 AS stored_long FROM vdocs;
+SELECT sqlstate_of($$INSERT INTO vdocs (id, body, fp)
+	SELECT 2, string_agg('w' || (i % 5000), ' ') || ' and more', bits(1)
+	FROM generate_series(1, 400000) i$$) AS long_copy,
+	   sqlstate_of($$INSERT INTO vdocs (id, body, fp) VALUES (3, 'w1 w2 w3', bits(2))$$) AS short_text;
+SELECT id, length(body) FROM vdocs ORDER BY id;
+ALTER TABLE vdocs ALTER COLUMN body SET STORAGE EXTENDED;
+
+-- bad verify= arguments: 22023 with the argument in the detail
+DROP TRIGGER v ON vdocs;
+TRUNCATE vdocs;
+SET client_min_messages = warning;
+SELECT args, (SELECT coalesce(state || ': ' || detail, 'ok') FROM error_fields(format(
+	$q$DROP TRIGGER IF EXISTS x ON vdocs;
+	   CREATE TRIGGER x BEFORE INSERT ON vdocs FOR EACH ROW
+	   EXECUTE FUNCTION simhash_near_duplicate_trigger(%s);
+	   INSERT INTO vdocs (id, body, fp) VALUES (1, 'a', bits(0));
+	   DELETE FROM vdocs$q$, args))) AS error
+FROM (VALUES
+	('fp, 3, ''reject'', ''text=body'', ''verify=0'''),
+	('fp, 3, ''reject'', ''text=body'', ''verify=1'''),
+	('fp, 3, ''reject'', ''text=body'', ''verify=.5'''),
+	('fp, 3, ''reject'', ''text=body'', ''verify=1.000'''),
+	('fp, 3, ''reject'', ''text=body'', ''verify=1.01'''),
+	('fp, 3, ''reject'', ''text=body'', ''verify=-0.1'''),
+	('fp, 3, ''reject'', ''text=body'', ''verify=NaN'''),
+	('fp, 3, ''reject'', ''text=body'', ''verify=inf'''),
+	('fp, 3, ''reject'', ''text=body'', ''verify=0.7x'''),
+	('fp, 3, ''reject'', ''text=body'', ''verify=1e-1'''),
+	('fp, 3, ''reject'', ''text=body'', ''verify= 0.7'''),
+	('fp, 3, ''reject'', ''text=body'', ''verify='''),
+	('fp, 3, ''reject'', ''text=body'', ''verify=.'''),
+	('fp, 3, ''reject'', ''text=body'', ''verify=0.5'', ''verify=0.5'''),
+	('fp, 3, ''reject'', ''verify=0.5'''),
+	('fp, 3, ''reject'', ''text=body'''),
+	('fp, ''auto'', ''reject'', ''verify=0.5'''),
+	('fp, 3, ''link'', dup_of, ''verify=0.5'', ''text=body'''),
+	('fp, 3, ''reject'', ''text=body'', ''VERIFY=0.5''')
+) v(args);
+RESET client_min_messages;
+DROP TRIGGER x ON vdocs;
+DROP TABLE vdocs;
+
 -- a bulk load: the transaction's own rows are searched in memory (by key
 -- past 256 rows); the rows kept are those a first-come scan keeps
 CREATE TABLE bulk_src AS

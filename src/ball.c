@@ -109,7 +109,7 @@ simhash_ball_out(PG_FUNCTION_ARGS)
 {
 	SimhashBall *ball = PG_GETARG_SIMHASHBALL(0);
 
-	PG_RETURN_CSTRING(psprintf("%016" INT64_MODIFIER "x/%d",
+	PG_RETURN_CSTRING(psprintf("%016" PRIx64 "/%d",
 							   ball->center, ball->radius));
 }
 

@@ -91,14 +91,14 @@ SimhashSumMinWeights(const SimhashFeatureSet *small, uint64 small_cap,
  * one side stays for many calls: its features are extracted once.  A text
  * is recognized by its bytes, so the cache never changes a result.
  */
-typedef struct SimhashJaccardSide
+struct SimhashJaccardSide
 {
 	char	   *data;			/* the text's bytes (NULL: entry unused) */
 	Size		len;
 	SimhashFeatureSet *fs;
 	uint64		cap;			/* weight cap of the text */
 	uint64		sum;			/* sum of its weights */
-} SimhashJaccardSide;
+};
 
 typedef struct SimhashJaccardCache
 {
@@ -194,6 +194,43 @@ SimhashTextJaccard(Datum a, Datum b)
 	SimhashFreeFeatureSet(sa.fs);
 	SimhashFreeFeatureSet(sb.fs);
 	return result;
+}
+
+/*
+ * The features of a text, extracted once to be compared with many others
+ * (SimhashJaccardAgainst): the near-duplicate trigger's new row against
+ * its candidates.
+ */
+SimhashJaccardSide *
+SimhashJaccardPrepare(Datum t)
+{
+	SimhashJaccardSide *side = palloc0(sizeof(SimhashJaccardSide));
+
+	side->fs = SimhashExtractFeatures(t, false);
+	SimhashJaccardWeigh(side);
+	return side;
+}
+
+/* simhash_jaccard of a prepared text and a text Datum. */
+double
+SimhashJaccardAgainst(const SimhashJaccardSide *prepared, Datum b)
+{
+	SimhashJaccardSide sb = {0};
+	double		result;
+
+	sb.fs = SimhashExtractFeatures(b, false);
+	SimhashJaccardWeigh(&sb);
+	result = SimhashJaccardOfSides(prepared, &sb);
+	SimhashFreeFeatureSet(sb.fs);
+	return result;
+}
+
+/* Free what SimhashJaccardPrepare allocated. */
+void
+SimhashJaccardRelease(SimhashJaccardSide *prepared)
+{
+	SimhashFreeFeatureSet(prepared->fs);
+	pfree(prepared);
 }
 
 /*

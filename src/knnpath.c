@@ -4,12 +4,13 @@
  *	  Nearest-neighbour index paths for "ORDER BY fp <-> q, other keys".
  *
  * Core builds no index path for "ORDER BY fp <-> q, id": PostgreSQL 15
- * matches an ORDER BY to an index only when every sort key matches.  The
- * planner hook (planner.c) asks core's index path generator once more with
- * the query's pathkeys cut to the distance, and nearestsort.c puts a sort
- * of each group of equal distance on top; an index that includes the
- * tie-break column can order each group itself.  See src/README, "Nearest
- * neighbours with a tie-break".
+ * matches an ORDER BY to an index only when every sort key matches (17 and
+ * later match its leading part: SimhashRemovePartialOrderPaths takes those
+ * paths back).  The planner hook (planner.c) asks core's index path
+ * generator once more with the query's pathkeys cut to the distance, and
+ * nearestsort.c puts a sort of each group of equal distance on top; an
+ * index that includes the tie-break column can order each group itself.
+ * See src/README, "Nearest neighbours with a tie-break".
  *
  * Copyright (c) 2026, the simhash authors
  *
@@ -41,16 +42,17 @@
 static bool
 SimhashPathkeyMatchesIndex(PathKey *pathkey, IndexOptInfo *index, Oid dist_opno)
 {
-	ListCell   *lc;
+	SimhashEMIterator it;
+	EquivalenceMember *em;
 
-	if (pathkey->pk_strategy != BTLessStrategyNumber || pathkey->pk_nulls_first ||
+	if (!SimhashPathKeyIsAsc(pathkey) || pathkey->pk_nulls_first ||
 		pathkey->pk_eclass->ec_has_volatile)
 		return false;
 	if (get_op_opfamily_sortfamily(dist_opno, index->opfamily[0]) != pathkey->pk_opfamily)
 		return false;
-	foreach(lc, pathkey->pk_eclass->ec_members)
+	SimhashEMIteratorStart(&it, pathkey->pk_eclass, index->rel->relids);
+	while ((em = SimhashEMIteratorNext(&it)) != NULL)
 	{
-		EquivalenceMember *em = (EquivalenceMember *) lfirst(lc);
 		OpExpr	   *op = (OpExpr *) em->em_expr;
 		Node	   *left,
 				   *right;
@@ -111,6 +113,53 @@ SimhashKnnPrefixPathkeys(PlannerInfo *root, RelOptInfo *rel, List *simhash_index
 	 * sort or an Incremental Sort then orders each group by all the rest.
 	 */
 	return list_make1(linitial(root->query_pathkeys));
+}
+
+/*
+ * Remove the nearest-neighbour paths that core built for a leading part of
+ * a longer ORDER BY, and build in their place the paths core builds for an
+ * ORDER BY that no index matches.  PostgreSQL 15 and 16 match an ORDER BY
+ * to an index only as a whole; since 17 core orders a simhash scan by the
+ * leading distances it can match (an Incremental Sort then sorts the rest),
+ * which is what SimhashCreateIndexPaths does for the first distance, with
+ * the derived radius conditions, under a nearest sort.  The plans stay those
+ * of every version alike; on 15 and 16 there is nothing to remove.
+ * Called with the query's pathkeys when SimhashKnnPrefixPathkeys found a
+ * prefix, before anything else of the hook.
+ */
+void
+SimhashRemovePartialOrderPaths(PlannerInfo *root, RelOptInfo *rel, List *simhash_indexes)
+{
+	List	   *saved_indexlist = rel->indexlist;
+	List	   *saved_pathkeys = root->query_pathkeys;
+	int			nkeys = list_length(root->query_pathkeys);
+	List	   *indexes = NIL;
+	ListCell   *lc;
+
+	foreach(lc, rel->pathlist)
+	{
+		IndexPath  *ipath = (IndexPath *) lfirst(lc);
+
+		if (IsA(ipath, IndexPath) && ipath->indexorderbys != NIL &&
+			list_length(ipath->path.pathkeys) < nkeys &&
+			list_member_ptr(simhash_indexes, ipath->indexinfo))
+		{
+			indexes = list_append_unique_ptr(indexes, ipath->indexinfo);
+			rel->pathlist = foreach_delete_current(rel->pathlist, lc);
+		}
+	}
+	if (indexes == NIL)
+		return;
+
+	/*
+	 * The unordered scans that a path with an ORDER BY took the place of
+	 * (build_index_paths makes one path per index and parameterization)
+	 */
+	rel->indexlist = indexes;
+	root->query_pathkeys = NIL;
+	create_index_paths(root, rel);
+	rel->indexlist = saved_indexlist;
+	root->query_pathkeys = saved_pathkeys;
 }
 
 /*
@@ -178,7 +227,8 @@ SimhashNearestSortPayloadFlags(RelOptInfo *rel, Path *child, List *pathkeys)
 {
 	IndexOptInfo *info;
 	PathKey    *pk;
-	ListCell   *lc;
+	SimhashEMIterator it;
+	EquivalenceMember *em;
 
 	if (list_length(pathkeys) != 2 || !IsA(child, IndexPath))
 		return 0;
@@ -186,11 +236,11 @@ SimhashNearestSortPayloadFlags(RelOptInfo *rel, Path *child, List *pathkeys)
 	if (info->ncolumns != 2 || info->nkeycolumns != 1)
 		return 0;
 	pk = lsecond_node(PathKey, pathkeys);
-	if (pk->pk_strategy != BTLessStrategyNumber && pk->pk_strategy != BTGreaterStrategyNumber)
+	if (!SimhashPathKeyIsAsc(pk) && !SimhashPathKeyIsDesc(pk))
 		return 0;
-	foreach(lc, pk->pk_eclass->ec_members)
+	SimhashEMIteratorStart(&it, pk->pk_eclass, rel->relids);
+	while ((em = SimhashEMIteratorNext(&it)) != NULL)
 	{
-		EquivalenceMember *em = lfirst(lc);
 		Var		   *var = SimhashSortKeyColumnVar((Node *) em->em_expr);
 
 		if (var == NULL || var->varno != rel->relid || var->varlevelsup != 0 ||
@@ -200,7 +250,7 @@ SimhashNearestSortPayloadFlags(RelOptInfo *rel, Path *child, List *pathkeys)
 			lookup_type_cache(var->vartype, TYPECACHE_BTREE_OPFAMILY)->btree_opf)
 			return 0;
 		return SIMHASH_SK_PAYLOAD_ORDER |
-			(pk->pk_strategy == BTGreaterStrategyNumber ? SIMHASH_SK_PAYLOAD_DESC : 0) |
+			(SimhashPathKeyIsDesc(pk) ? SIMHASH_SK_PAYLOAD_DESC : 0) |
 			(pk->pk_nulls_first ? SIMHASH_SK_PAYLOAD_NULLS_FIRST : 0);
 	}
 	return 0;

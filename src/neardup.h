@@ -32,6 +32,11 @@ extern AttrNumber SimhashTriggerFingerprintColumn(Relation rel, const char *coln
 												  const char *role);
 extern text *SimhashJoinTextColumns(HeapTuple tuple, TupleDesc desc,
 									const AttrNumber *cols, int ncols);
+extern Datum SimhashJoinSlotTextColumns(TupleTableSlot *slot, const AttrNumber *cols,
+										int ncols, bool *isnull, bool *built);
+extern bool SimhashSameTextColumns(HeapTuple a, HeapTuple b, TupleDesc desc,
+								   const AttrNumber *cols, int ncols);
+extern bool SimhashParseSimilarity(const char *num, double *s);
 
 /* k 'auto': simhash_radius() of the row's text columns, per row */
 #define SIMHASH_AUTO_RADIUS		(-1)
@@ -52,6 +57,7 @@ typedef struct SimhashNearDupLeaf
 	AttrNumber	fp_attno;		/* column numbers in this table */
 	AttrNumber *scope_attno;
 	AttrNumber *key_attno;
+	AttrNumber *text_attno;		/* text= columns (ntext of them) */
 } SimhashNearDupLeaf;
 
 /*
@@ -64,8 +70,9 @@ typedef struct SimhashNearDupInfo
 	Oid			relid;			/* ... and the table it fires on */
 	int			k;				/* the radius, or SIMHASH_AUTO_RADIUS */
 	SimhashNearDupAction action;
-	int			ntext;			/* k 'auto': the text columns it is taken from */
-	AttrNumber *text_attno;
+	int			ntext;			/* text=: the columns of the row's text, for */
+	AttrNumber *text_attno;		/* ... k 'auto' and verify= */
+	double		verify;			/* verify=s: the least similarity, or -1 */
 	AttrNumber	fp_attno;		/* in the table the trigger fires on */
 	struct ExprState *fp_expr;	/* a generated fingerprint's expression */
 	struct ExprContext *fp_econtext;
@@ -104,10 +111,21 @@ typedef struct SimhashNearMatch
 	bool	   *keynull;
 } SimhashNearMatch;
 
+/*
+ * verify=s: a candidate counts only if simhash_jaccard of its text and the
+ * new row's is at least s
+ */
+typedef struct SimhashNearVerify
+{
+	double		s;
+	text	   *text;			/* the new row's text; NULL: nothing confirms */
+	SimhashJaccardSide *features;	/* its features, extracted at first use */
+} SimhashNearVerify;
+
 /* neardup_search.c */
 extern void SimhashFindNearDuplicate(const SimhashNearDupInfo *info, uint64 fp, int k,
 									 const Datum *scope, ItemPointer self,
-									 SimhashNearMatch *best);
+									 SimhashNearVerify *verify, SimhashNearMatch *best);
 
 /* neardup_rls.c */
 struct SimhashRlsCheck;

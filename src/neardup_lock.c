@@ -56,9 +56,9 @@ static uint64 table_lock_epoch = 0;
 static int *
 SimhashCellsHeld(void)
 {
-	if (cells_lxid != MyProc->lxid)
+	if (cells_lxid != SimhashMyLocalXid())
 	{
-		cells_lxid = MyProc->lxid;
+		cells_lxid = SimhashMyLocalXid();
 		cells_held = 0;
 	}
 	return &cells_held;
@@ -153,7 +153,7 @@ SimhashLockNeighbourhood(Oid relid, uint32 scope_hash, uint64 fp, int k)
 	Assert(k >= 0 && k <= SIMHASH_BITS);
 	SET_LOCKTAG_ADVISORY(table, MyDatabaseId, relid, 0, SIMHASH_LOCK_TABLE);
 	/* a transaction that holds the whole table needs nothing more */
-	if (LockHeldByMe(&table, ExclusiveLock))
+	if (SimhashLockHeldByMe(&table, ExclusiveLock))
 		return 0;
 
 	SimhashCanonicalRadii(k, radius);
@@ -219,5 +219,5 @@ SimhashHoldsWholeTable(Oid relid, uint64 *epoch)
 
 	SET_LOCKTAG_ADVISORY(table, MyDatabaseId, relid, 0, SIMHASH_LOCK_TABLE);
 	*epoch = table_lock_epoch;
-	return LockHeldByMe(&table, ExclusiveLock);
+	return SimhashLockHeldByMe(&table, ExclusiveLock);
 }

@@ -420,7 +420,7 @@ SimhashBuildRlsCheck(Relation leaf, CmdType cmd, List *select_relids)
 		{
 			check->whole_desc[check->nwhole] = CreateTupleDescCopy(RelationGetDescr(vars.rel));
 			check->whole_map[check->nwhole] =
-				build_attrmap_by_name(RelationGetDescr(leaf), RelationGetDescr(vars.rel));
+				SimhashBuildAttrMapByName(RelationGetDescr(leaf), RelationGetDescr(vars.rel));
 			check->nwhole++;
 		}
 		if (vars.rel != leaf)
@@ -540,7 +540,7 @@ SimhashRunRlsPlan(SimhashRlsCheck *check)
 						 GetActiveSnapshot(), InvalidSnapshot, &receiver.pub,
 						 check->params, NULL, 0);
 	ExecutorStart(qd, 0);
-	ExecutorRun(qd, ForwardScanDirection, 0, true);
+	SimhashExecutorRun(qd, ForwardScanDirection, 0);
 	ExecutorFinish(qd);
 	ExecutorEnd(qd);
 	FreeQueryDesc(qd);

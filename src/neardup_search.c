@@ -159,6 +159,38 @@ SimhashRowMatches(const SimhashNearDupInfo *info, int leaf, TupleTableSlot *slot
 	return true;
 }
 
+/*
+ * verify=s: is the row in "slot", of competing table "leaf", confirmed by
+ * its text, simhash_jaccard(its text, the new row's) >= s?  A NULL text on
+ * either side confirms nothing.  The new row's features are extracted at
+ * the first candidate, the candidate's text read (and detoasted) only now,
+ * for candidates within k that passed every other test.
+ */
+static bool
+SimhashRowConfirmed(const SimhashNearDupInfo *info, int leaf, TupleTableSlot *slot,
+					SimhashNearVerify *verify)
+{
+	bool		isnull;
+	bool		built;
+	Datum		d;
+	double		sim;
+
+	if (verify == NULL)
+		return true;
+	if (verify->text == NULL)
+		return false;
+	d = SimhashJoinSlotTextColumns(slot, info->leaves[leaf].text_attno, info->ntext, &isnull,
+								   &built);
+	if (isnull)
+		return false;
+	if (verify->features == NULL)
+		verify->features = SimhashJaccardPrepare(PointerGetDatum(verify->text));
+	sim = SimhashJaccardAgainst(verify->features, d);
+	if (built)
+		pfree(DatumGetPointer(d));
+	return sim >= verify->s;
+}
+
 /* Copy what a match needs to be reported out of "slot" (current context). */
 static void
 SimhashKeepMatch(const SimhashNearDupInfo *info, int leaf, TupleTableSlot *slot,
@@ -239,7 +271,8 @@ SimhashRowMoved(Relation rel, IndexFetchTableData *fetch, TupleTableSlot *slot,
 static TransactionId
 SimhashCheckCandidates(const SimhashNearDupInfo *info, SimhashCandidate *c, int n,
 					   uint64 fp, const Datum *scope, ItemPointer self,
-					   SimhashNearMatch *best, uint32 *token, bool *stale)
+					   SimhashNearVerify *verify, SimhashNearMatch *best, uint32 *token,
+					   bool *stale)
 {
 	SimhashNearMatch m;
 
@@ -265,6 +298,13 @@ SimhashCheckCandidates(const SimhashNearDupInfo *info, SimhashCandidate *c, int 
 				continue;
 			fetched = true;
 			if (!SimhashRowMatches(info, c[i].leaf, slot, fp, scope, self, c[i].dist))
+				continue;
+
+			/*
+			 * The text of this tuple version cannot change: one that does not
+			 * confirm needs no wait for its inserter or deleter.
+			 */
+			if (!SimhashRowConfirmed(info, c[i].leaf, slot, verify))
 				continue;
 			/* another transaction is inserting or deleting it: wait, see */
 			if (TransactionIdIsValid(dirty.xmin) || TransactionIdIsValid(dirty.xmax))
@@ -401,12 +441,13 @@ SimhashForgetStale(const SimhashNearDupInfo *info, SimhashKeyCache *cache,
 /*
  * Find the nearest row within k of fingerprint fp among the competing
  * tables, in the scope "scope" (info->nscope values), other than the row
- * "self" of the trigger's own table (an UPDATE's old row; NULL for INSERT).
- * Ties go to the smallest key (to the first TID without one).
+ * "self" of the trigger's own table (an UPDATE's old row; NULL for INSERT)
+ * and, with verify= (else NULL), confirmed by its text.  Ties go to the
+ * smallest key (to the first TID without one).
  */
 void
 SimhashFindNearDuplicate(const SimhashNearDupInfo *info, uint64 fp, int k, const Datum *scope,
-						 ItemPointer self, SimhashNearMatch *best)
+						 ItemPointer self, SimhashNearVerify *verify, SimhashNearMatch *best)
 {
 	SimhashCandidates cands;
 	bool		refreshed = false;
@@ -452,7 +493,8 @@ SimhashFindNearDuplicate(const SimhashNearDupInfo *info, uint64 fp, int k, const
 				end++;
 			if (TransactionIdIsValid(SimhashCheckCandidates(info, cands.items + start,
 															end - start, fp, scope,
-															self, best, &token, &stale)))
+															self, verify, best, &token,
+															&stale)))
 			{
 				waited = true;
 				break;

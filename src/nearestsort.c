@@ -160,17 +160,18 @@ SimhashMakeNearestSortPath(PlannerInfo *root, RelOptInfo *rel, Path *child)
 	 * less searching; costed as core costs that, it competes with the other
 	 * plans on the same terms.
 	 */
-	cost_incremental_sort(&sorted, root, root->query_pathkeys, 1,
-						  child->startup_cost, child->total_cost, child->rows,
-						  child->pathtarget->width, 0.0, work_mem, -1.0);
+	SimhashCostIncrementalSort(&sorted, root, root->query_pathkeys, 1, child, -1.0);
 	cpath->path.startup_cost = sorted.startup_cost;
 	cpath->path.total_cost = sorted.total_cost;
+	/* the child's disabled nodes, and the sort if enable_incremental_sort is off */
+	SimhashSetDisabledNodes(&cpath->path, SimhashPathDisabledNodes(&sorted));
 
 	/* an index that orders ties leaves the node nothing to sort */
 	if (SimhashNearestSortPayloadFlags(rel, child, root->query_pathkeys) != 0)
 	{
 		cpath->path.startup_cost = child->startup_cost;
 		cpath->path.total_cost = child->total_cost;
+		SimhashSetDisabledNodes(&cpath->path, SimhashPathDisabledNodes(child));
 	}
 	return &cpath->path;
 }
@@ -269,11 +270,10 @@ SimhashPlanNearestSort(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path
 									   rel->relids, false);
 		if (em == NULL)
 			elog(ERROR, "could not find a sort key expression for the nearest sort");
-		sortop = get_opfamily_member(pk->pk_opfamily, em->em_datatype, em->em_datatype,
-									 pk->pk_strategy);
+		sortop = SimhashPathKeySortOp(pk, em->em_datatype);
 		if (!OidIsValid(sortop))
-			elog(ERROR, "missing operator %d(%u,%u) in opfamily %u",
-				 pk->pk_strategy, em->em_datatype, em->em_datatype, pk->pk_opfamily);
+			elog(ERROR, "missing sort operator for type %u in opfamily %u",
+				 em->em_datatype, pk->pk_opfamily);
 		if (tlist_member(em->em_expr, child_tlist) == NULL)
 			child_tlist = lappend(child_tlist,
 								  makeTargetEntry(copyObject(em->em_expr),
@@ -283,7 +283,7 @@ SimhashPlanNearestSort(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path
 		sortops = lappend_oid(sortops, sortop);
 		collations = lappend_oid(collations, pk->pk_eclass->ec_collation);
 		nulls_first = lappend_int(nulls_first, pk->pk_nulls_first);
-		descending = lappend_int(descending, pk->pk_strategy == BTGreaterStrategyNumber);
+		descending = lappend_int(descending, SimhashPathKeyIsDesc(pk));
 	}
 	/* an index scan projects, so its targetlist may grow */
 	child->targetlist = child_tlist;

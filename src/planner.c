@@ -233,10 +233,7 @@ SimhashDeriveClauses(PlannerInfo *root, RelOptInfo *rel, IndexOptInfo *index,
 		if (dup)
 			continue;
 
-		newrinfo = make_restrictinfo(root, clause, rinfo->is_pushed_down,
-									 rinfo->outerjoin_delayed, rinfo->pseudoconstant,
-									 rinfo->security_level, rinfo->required_relids,
-									 rinfo->outer_relids, rinfo->nullable_relids);
+		newrinfo = SimhashMakeDerivedRestrictInfo(root, clause, rinfo);
 
 		/*
 		 * Rows are counted once: the original clause carries the estimate,
@@ -373,13 +370,15 @@ SimhashSetRelPathlist(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEnt
 	{
 		IndexOptInfo *index = lfirst_node(IndexOptInfo, lc);
 
-		if (SimhashIsIndexAm(index->relam) &&
+		if (SimhashIsIndexAm(index->relam) && SimhashIndexHasStorage(index) &&
 			SimhashIsOpfamilyComplete(index->opfamily[0]))
 			simhash_indexes = lappend(simhash_indexes, index);
 	}
 	if (simhash_indexes == NIL)
 		return;
 	knn_pathkeys = SimhashKnnPrefixPathkeys(root, rel, simhash_indexes);
+	if (knn_pathkeys != NIL)
+		SimhashRemovePartialOrderPaths(root, rel, simhash_indexes);
 
 	/* simhash.enable_rewrite = off leaves distance clauses alone */
 	if (simhash_enable_rewrite)

@@ -268,7 +268,7 @@ SimhashFindIndex(PlannerInfo *root, VariableStatData *vardata)
 	{
 		IndexOptInfo *index = lfirst_node(IndexOptInfo, lc);
 
-		if (SimhashIsIndexAm(index->relam) &&
+		if (SimhashIsIndexAm(index->relam) && SimhashIndexHasStorage(index) &&
 			match_index_to_operand(vardata->var, 0, index))
 			return SimhashMayCount(root, index) ? index : NULL;
 	}
@@ -282,7 +282,7 @@ SimhashFindIndex(PlannerInfo *root, VariableStatData *vardata)
 static int64
 SimhashCountNeighbours(Oid indexoid, uint64 center, int radius)
 {
-	LocalTransactionId lxid = MyProc->lxid;
+	LocalTransactionId lxid = SimhashMyLocalXid();
 	TimestampTz stmt = GetCurrentStatementStartTimestamp();
 	CommandId	cid = GetCurrentCommandId(false);
 	SimhashCountMemo *m;

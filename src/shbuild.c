@@ -421,12 +421,20 @@ shbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 void
 shbuildempty(Relation index)
 {
-	Page		page = (Page) palloc(BLCKSZ);
+	SimhashForkWriter writer;
 	SimhashMetaPageData *meta;
 
 	SimhashCheckIncludedColumns(index);
+
+	/*
+	 * Written and WAL-logged even with wal_level = minimal: recovery might
+	 * otherwise remove the file (see contrib/bloom).
+	 */
+	SimhashForkWriterStart(&writer, index, INIT_FORKNUM);
 	for (BlockNumber blkno = 0; blkno <= SIMHASH_NTREES; blkno++)
 	{
+		Page		page = SimhashForkWriterPage(&writer);
+
 		if (blkno == SIMHASH_METAPAGE_BLKNO)
 		{
 			SimhashInitMetaPage(page, SimhashGetFillfactor(index));
@@ -439,18 +447,7 @@ shbuildempty(Relation index)
 		}
 		else
 			SimhashInitPage(page, SimhashLeafFlags(index) | SIMHASH_RIGHTMOST, 0, blkno - 1);
-
-		/*
-		 * Write and WAL-log the page even with wal_level = minimal: recovery
-		 * might otherwise remove the file (see contrib/bloom).
-		 */
-		PageSetChecksumInplace(page, blkno);
-		smgrwrite(RelationGetSmgr(index), INIT_FORKNUM, blkno, (char *) page, true);
-		log_newpage(&(RelationGetSmgr(index))->smgr_rnode.node, INIT_FORKNUM,
-					blkno, page, true);
+		SimhashForkWriterWrite(&writer, blkno);
 	}
-
-	/* the writes bypassed shared buffers: a checkpoint may not have seen them */
-	smgrimmedsync(RelationGetSmgr(index), INIT_FORKNUM);
-	pfree(page);
+	SimhashForkWriterFinish(&writer);
 }

@@ -217,10 +217,10 @@ SimhashCheckEntry(SimhashCheckState *cs, int tree, const SimhashEntry *e, uint64
 		if ((tree == SIMHASH_NULL_BAND) != row->isnull ||
 			(!row->isnull && row->fp != fp))
 			SimhashCorrupt(cs->index, blkno,
-						   psprintf("The entry of tree %d for row (%u,%u) carries fingerprint %016" INT64_MODIFIER "x, the row has %s.",
+						   psprintf("The entry of tree %d for row (%u,%u) carries fingerprint %016" PRIx64 ", the row has %s.",
 									tree, ItemPointerGetBlockNumber(&tid),
 									ItemPointerGetOffsetNumber(&tid), fp,
-									row->isnull ? "NULL" : psprintf("%016" INT64_MODIFIER "x", row->fp)));
+									row->isnull ? "NULL" : psprintf("%016" PRIx64, row->fp)));
 		if (e->payload_null != row->payload_null ||
 			(!row->payload_null && e->payload != row->payload))
 			SimhashCorrupt(cs->index, blkno,

@@ -304,7 +304,7 @@ typedef struct SimhashLeafCursor
 extern void SimhashLeafCursorSeek(SimhashLeafCursor *cur, Page page,
 								  SimhashSortKey from);
 extern bool SimhashLeafCursorNextAppended(SimhashLeafCursor *cur, SimhashEntry *e);
-extern void SimhashLeafCorrupt(const char *what) pg_attribute_noreturn();
+pg_noreturn extern void SimhashLeafCorrupt(const char *what);
 
 /* Decode a varint at p; advances p. */
 static inline uint64

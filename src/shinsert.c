@@ -53,7 +53,7 @@ typedef struct SimhashPendingRow
  */
 typedef struct SimhashPendingGroup
 {
-	RelFileNode node;
+	RelFileLocator node;
 	SimhashPendingRow *rows;
 	int			nrows;
 	int			maxrows;
@@ -309,7 +309,7 @@ static SimhashPendingGroup *
 SimhashCurrentGroup(SimhashPendingIndex *p, Relation index)
 {
 	for (int i = 0; i < p->ngroups; i++)
-		if (RelFileNodeEquals(p->groups[i].node, index->rd_node))
+		if (RelFileLocatorEquals(p->groups[i].node, SimhashRelLocator(index)))
 			return &p->groups[i];
 	return NULL;
 }
@@ -749,7 +749,7 @@ shinsert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 			MemoryContextAlloc(TopTransactionContext, sizeof(SimhashPendingGroup));
 		g = &p->groups[p->ngroups++];
 		memset(g, 0, sizeof(SimhashPendingGroup));
-		g->node = index->rd_node;
+		g->node = SimhashRelLocator(index);
 		g->maxrows = 64;
 		g->rows = MemoryContextAlloc(TopTransactionContext,
 									 sizeof(SimhashPendingRow) * g->maxrows);

@@ -226,6 +226,9 @@ SimhashCostJoinPath(PlannerInfo *root, CustomPath *cpath, Path *outer_path,
 	nbatches = Max(nbatches, 1);
 	batch_rows = Max(ninner / nbatches, 1);
 
+	/* a disabled node under the join counts as it does under core's joins */
+	SimhashSetDisabledNodes(&cpath->path, SimhashPathDisabledNodes(outer_path) +
+							SimhashPathDisabledNodes(inner_path));
 	/* the probes of one outer row into one batch */
 	SimhashPlanProbes(radius, batch_rows, &plan);
 	for (int j = 0; j < SIMHASH_NBANDS; j++)

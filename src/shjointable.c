@@ -18,6 +18,7 @@
  */
 #include "postgres.h"
 
+#include "executor/executor.h"
 #include "miscadmin.h"
 #include "utils/datum.h"
 #include "utils/memutils.h"

@@ -68,7 +68,7 @@ struct SimhashKeyCache
 {
 	MemoryContext cxt;			/* everything below; reset as a whole */
 	keyrun_hash *runs;
-	RelFileNode *nodes;			/* the index storage read, by number */
+	RelFileLocator *nodes;			/* the index storage read, by number */
 	int			nnodes;
 	int			maxnodes;
 	uint64	   *fps;			/* the entries' whole fingerprints */
@@ -143,7 +143,7 @@ SimhashKeyCacheCreate(MemoryContext parent)
 static inline uint32
 SimhashKeyCacheBit(Relation index, int tree, uint16 key)
 {
-	uint32		h = hash_combine(murmurhash32(index->rd_node.relNode),
+	uint32		h = hash_combine(murmurhash32(SimhashLocatorNumber(SimhashRelLocator(index))),
 								 murmurhash32(((uint32) tree << 16) | key));
 
 	return h & (((uint32) 1 << SIMHASH_KEYCACHE_SEEN_BITS) - 1);
@@ -219,16 +219,16 @@ static uint64
 SimhashKeyCacheNode(SimhashKeyCache *cache, Relation index)
 {
 	for (int i = cache->nnodes - 1; i >= 0; i--)
-		if (RelFileNodeEquals(cache->nodes[i], index->rd_node))
+		if (RelFileLocatorEquals(cache->nodes[i], SimhashRelLocator(index)))
 			return (uint64) i;
 	if (cache->nnodes == cache->maxnodes)
 	{
 		cache->maxnodes = Max(8, cache->maxnodes * 2);
 		cache->nodes = cache->nodes ?
-			repalloc(cache->nodes, sizeof(RelFileNode) * cache->maxnodes) :
-			MemoryContextAlloc(cache->cxt, sizeof(RelFileNode) * cache->maxnodes);
+			repalloc(cache->nodes, sizeof(RelFileLocator) * cache->maxnodes) :
+			MemoryContextAlloc(cache->cxt, sizeof(RelFileLocator) * cache->maxnodes);
 	}
-	cache->nodes[cache->nnodes] = index->rd_node;
+	cache->nodes[cache->nnodes] = SimhashRelLocator(index);
 	return (uint64) cache->nnodes++;
 }
 

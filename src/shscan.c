@@ -263,7 +263,7 @@ SimhashStartScan(IndexScanDesc scan)
 		SimhashRangeBegin(scan);
 	so->started = true;
 	if (!so->internal)
-		pgstat_count_index_scan(scan->indexRelation);
+		SimhashCountIndexSearch(scan);
 	MemoryContextSwitchTo(old);
 }
 

@@ -29,17 +29,7 @@
 Buffer
 SimhashNewBuffer(Relation index)
 {
-	Buffer		buf;
-	bool		needLock = !RELATION_IS_LOCAL(index);
-
-	/* the extension lock makes P_NEW safe against concurrent extenders */
-	if (needLock)
-		LockRelationForExtension(index, ExclusiveLock);
-	buf = ReadBuffer(index, P_NEW);
-	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
-	if (needLock)
-		UnlockRelationForExtension(index, ExclusiveLock);
-	return buf;
+	return SimhashExtendRelation(index);
 }
 
 /*

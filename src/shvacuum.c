@@ -98,7 +98,7 @@ SimhashVacuumTree(IndexVacuumInfo *info, int tree, BlockNumber root, uint16 root
 		if (next == InvalidBlockNumber)
 			break;
 		/* sleep for the cost-based delay between pages, holding no lock */
-		vacuum_delay_point();
+		SimhashVacuumDelayPoint();
 		buf = ReadBuffer(index, next);
 		if (callback)
 			LockBufferForCleanup(buf);

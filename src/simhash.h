@@ -20,6 +20,8 @@
 #include "fmgr.h"
 #include "port/pg_bitutils.h"
 
+#include "simhash_compat.h"
+
 #define DatumGetSimhash64(X)	((uint64) DatumGetInt64(X))
 #define Simhash64GetDatum(X)	Int64GetDatum((int64) (X))
 #define PG_GETARG_SIMHASH64(n)	DatumGetSimhash64(PG_GETARG_DATUM(n))
@@ -192,10 +194,15 @@ extern uint64 SimhashFeatureSetFingerprint(const SimhashFeatureSet *fs);
 extern uint64 SimhashFeatureSetCap(const SimhashFeatureSet *fs);
 extern void SimhashFreeFeatureSet(SimhashFeatureSet *fs);
 extern uint32 SimhashFeatureSetCount(const SimhashFeatureSet *fs, uint64 h);
-extern void SimhashReportFeatureTooLong(Size len) pg_attribute_noreturn();
+pg_noreturn extern void SimhashReportFeatureTooLong(Size len);
 
 /* jaccard.c: simhash_jaccard of two text Datums (no cache) */
 extern double SimhashTextJaccard(Datum a, Datum b);
+/* ... and of one text against many: its features extracted once */
+typedef struct SimhashJaccardSide SimhashJaccardSide;
+extern SimhashJaccardSide *SimhashJaccardPrepare(Datum t);
+extern double SimhashJaccardAgainst(const SimhashJaccardSide *prepared, Datum b);
+extern void SimhashJaccardRelease(SimhashJaccardSide *prepared);
 
 /* radius.c: the search radius proposed for a text (simhash_radius) */
 extern int	SimhashRadiusOfText(Datum textdatum);

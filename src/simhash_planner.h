@@ -89,6 +89,8 @@ extern Selectivity SimhashEstimateRadius(PlannerInfo *root, IndexOptInfo *index,
 /* knnpath.c */
 extern List *SimhashKnnPrefixPathkeys(PlannerInfo *root, RelOptInfo *rel,
 									  List *simhash_indexes);
+extern void SimhashRemovePartialOrderPaths(PlannerInfo *root, RelOptInfo *rel,
+										   List *simhash_indexes);
 extern void SimhashCreateIndexPaths(PlannerInfo *root, RelOptInfo *rel,
 									List *simhash_indexes, List *prefix_pathkeys);
 extern int	SimhashNearestSortPayloadFlags(RelOptInfo *rel, Path *child, List *pathkeys);

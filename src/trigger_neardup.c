@@ -62,7 +62,7 @@ SimhashBadArgument(Trigger *trigger, const char *detail, const char *arg)
 			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 			 errmsg("invalid arguments for near-duplicate trigger \"%s\"", trigger->tgname),
 			 errdetail(detail, arg),
-			 errhint("The arguments are the fingerprint column, k (0 to 64, or 'auto' with 'text=column[,column...]') and 'reject', 'skip' or 'link', then 'scope=column[,column...]', and for link the key and distance columns (or 'link_key=column', 'link_distance=column').")));
+			 errhint("The arguments are the fingerprint column, k (0 to 64, or 'auto' with 'text=column[,column...]') and 'reject', 'skip' or 'link', then 'scope=column[,column...]', 'text=column[,column...]', 'verify=s' (0 to 1, with text=), and for link the key and distance columns (or 'link_key=column', 'link_distance=column').")));
 }
 
 /* Parse the radius argument: an integer from 0 to 64, or 'auto'. */
@@ -133,7 +133,7 @@ SimhashColumnsOf(Relation rel, char **names, int n, const char *role)
 static void
 SimhashSetupKey(SimhashNearDupInfo *info, Relation rel)
 {
-	Oid			pk = RelationGetPrimaryKeyIndex(rel);
+	Oid			pk = SimhashGetPrimaryKeyIndex(rel);
 	Relation	index;
 
 	info->nkey = 0;
@@ -246,7 +246,7 @@ SimhashSetupScope(SimhashNearDupInfo *info, Relation rel, char **names)
 /* The tables whose rows compete: the defining table, or its leaf partitions. */
 static void
 SimhashSetupLeaves(SimhashNearDupInfo *info, Relation rel, const char *fp_col,
-				   char **scope_names)
+				   char **scope_names, char **text_names)
 {
 	List	   *relids;
 	ListCell   *lc;
@@ -274,6 +274,8 @@ SimhashSetupLeaves(SimhashNearDupInfo *info, Relation rel, const char *fp_col,
 											  gettext_noop("Only rows with equal values in this column compete."));
 		leaf->key_attno = SimhashColumnsOf(r, info->key_name, info->nkey,
 											gettext_noop("The trigger names rows by this primary key column."));
+		leaf->text_attno = SimhashColumnsOf(r, text_names, info->ntext,
+											 gettext_noop("The trigger fingerprints the text of this column."));
 		if (relid == RelationGetRelid(rel))
 			info->own_leaf = n;
 		else
@@ -311,8 +313,11 @@ SimhashParseColumnList(Trigger *trigger, const char *arg, const char *detail, in
 	return result;
 }
 
-/* The option "text=a,b,...": the columns k 'auto' is computed from. */
-static void
+/*
+ * The option "text=a,b,...": the columns k 'auto' is computed from and
+ * verify= compares.  Returns their names.
+ */
+static char **
 SimhashParseTextColumns(SimhashNearDupInfo *info, Trigger *trigger, Relation rel,
 						const char *arg)
 {
@@ -333,6 +338,7 @@ SimhashParseTextColumns(SimhashNearDupInfo *info, Trigger *trigger, Relation rel
 							names[i], RelationGetRelationName(rel))));
 		info->text_attno[i] = attno;
 	}
+	return names;
 }
 
 /* The column of an option "name=column": one identifier, as SQL reads it. */
@@ -410,6 +416,8 @@ SimhashNearDupSetup(FunctionCallInfo fcinfo, TriggerData *trigdata)
 	SimhashNearDupInfo *info = fcinfo->flinfo->fn_extra;
 	MemoryContext old;
 	char	  **scope_names = NULL;
+	char	  **text_names = NULL;
+	const char *verify_arg = NULL;
 	const char *key_col = NULL;
 	const char *dist_col = NULL;
 	int			npositional = 0;
@@ -424,6 +432,7 @@ SimhashNearDupSetup(FunctionCallInfo fcinfo, TriggerData *trigdata)
 	info->cxt = fcinfo->flinfo->fn_mcxt;
 	info->tgoid = trigger->tgoid;
 	info->relid = RelationGetRelid(rel);
+	info->verify = -1.0;
 	if (trigger->tgnargs < 3)
 		SimhashBadArgument(trigger, "There are %s arguments.", psprintf("%d", trigger->tgnargs));
 	info->fp_attno = SimhashTriggerFingerprintColumn(rel, trigger->tgargs[0],
@@ -454,7 +463,14 @@ SimhashNearDupSetup(FunctionCallInfo fcinfo, TriggerData *trigdata)
 		else if (strncmp(arg, "text=", 5) == 0)
 		{
 			SimhashOnlyOnce(trigger, "text=", info->ntext > 0);
-			SimhashParseTextColumns(info, trigger, rel, arg);
+			text_names = SimhashParseTextColumns(info, trigger, rel, arg);
+		}
+		else if (strncmp(arg, "verify=", 7) == 0)
+		{
+			SimhashOnlyOnce(trigger, "verify=", verify_arg != NULL);
+			if (!SimhashParseSimilarity(arg + 7, &info->verify))
+				SimhashBadArgument(trigger, "verify= takes a similarity from 0 to 1 such as 0.7, not \"%s\".", arg);
+			verify_arg = arg;
 		}
 		else if (strncmp(arg, "link_key=", 9) == 0)
 		{
@@ -486,8 +502,12 @@ SimhashNearDupSetup(FunctionCallInfo fcinfo, TriggerData *trigdata)
 	}
 	if (info->action != SIMHASH_ACTION_LINK && (key_col != NULL || dist_col != NULL))
 		SimhashBadArgument(trigger, "Link columns are for action link, not %s.", action);
-	if ((info->k == SIMHASH_AUTO_RADIUS) != (info->ntext > 0))
-		SimhashBadArgument(trigger, "k 'auto' takes the radius from the text columns named by 'text=column[,column...]', which go with it only%s.", "");
+	if (info->k == SIMHASH_AUTO_RADIUS && info->ntext == 0)
+		SimhashBadArgument(trigger, "k 'auto' takes the radius from the text columns named by 'text=column[,column...]'%s.", "");
+	if (verify_arg != NULL && info->ntext == 0)
+		SimhashBadArgument(trigger, "Option \"%s\" compares the texts of the columns named by 'text=column[,column...]'.", verify_arg);
+	if (info->ntext > 0 && info->k != SIMHASH_AUTO_RADIUS && verify_arg == NULL)
+		SimhashBadArgument(trigger, "The text columns are for k 'auto' or 'verify=s', not for k %s.", trigger->tgargs[1]);
 
 	SimhashSetupKey(info, rel);
 	if (info->action == SIMHASH_ACTION_LINK)
@@ -507,7 +527,7 @@ SimhashNearDupSetup(FunctionCallInfo fcinfo, TriggerData *trigdata)
 	}
 
 	info->top_relid = SimhashTriggerDefiningTable(trigger, RelationGetRelid(rel));
-	SimhashSetupLeaves(info, rel, trigger->tgargs[0], scope_names);
+	SimhashSetupLeaves(info, rel, trigger->tgargs[0], scope_names, text_names);
 	MemoryContextSwitchTo(old);
 	fcinfo->flinfo->fn_extra = info;
 	return info;
@@ -559,7 +579,7 @@ SimhashRowScope(SimhashNearDupInfo *info, HeapTuple tuple, TupleDesc desc, Datum
 	return true;
 }
 
-/* Does an UPDATE leave the fingerprint and scope as they were? */
+/* Does an UPDATE leave the fingerprint and scope (and verify='s text) as they were? */
 static bool
 SimhashUpdateKeepsCheck(SimhashNearDupInfo *info, TriggerData *trigdata, TupleDesc desc,
 						bool has_fp, uint64 fp, const Datum *scope)
@@ -570,6 +590,11 @@ SimhashUpdateKeepsCheck(SimhashNearDupInfo *info, TriggerData *trigdata, TupleDe
 												   desc, &oldfp);
 
 	if (old_has_fp != has_fp || (has_fp && oldfp != fp))
+		return false;
+	/* with verify=, the text decides too */
+	if (info->verify >= 0 &&
+		!SimhashSameTextColumns(oldtuple, trigdata->tg_newtuple, desc, info->text_attno,
+								info->ntext))
 		return false;
 	for (int i = 0; i < info->nscope; i++)
 	{
@@ -720,6 +745,7 @@ simhash_near_duplicate_trigger(PG_FUNCTION_ARGS)
 	TupleTableSlot *slot = update ? trigdata->tg_newslot : trigdata->tg_trigslot;
 	Datum	   *scope = palloc(sizeof(Datum) * Max(info->nscope, 1));
 	SimhashNearMatch match;
+	SimhashNearVerify verify = {0};
 	uint32		scope_hash;
 	uint64		fp = 0;
 	bool		has_fp;
@@ -759,8 +785,16 @@ simhash_near_duplicate_trigger(PG_FUNCTION_ARGS)
 								trigdata->tg_relation, slot,
 								update ? CMD_UPDATE : CMD_INSERT);
 		SimhashLockNeighbourhood(info->top_relid, scope_hash, fp, k);
+		if (info->verify >= 0)
+		{
+			verify.s = info->verify;
+			verify.text = SimhashJoinTextColumns(tuple, desc, info->text_attno, info->ntext);
+		}
 		SimhashFindNearDuplicate(info, fp, k, scope,
-								 update ? &trigdata->tg_trigtuple->t_self : NULL, &match);
+								 update ? &trigdata->tg_trigtuple->t_self : NULL,
+								 info->verify >= 0 ? &verify : NULL, &match);
+		if (verify.features != NULL)
+			SimhashJaccardRelease(verify.features);
 		if (match.found)
 			SimhashCheckMatchVisible(info, &match, k);
 	}

@@ -22,6 +22,7 @@
 #include "access/table.h"
 #include "catalog/pg_trigger.h"
 #include "commands/trigger.h"
+#include "executor/tuptable.h"
 #include "lib/stringinfo.h"
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
@@ -144,26 +145,12 @@ SimhashTriggerFingerprintColumn(Relation rel, const char *colname, const char *r
 	return attno;
 }
 
-/*
- * The text columns "cols" of a row joined by newlines, NULL ones left out;
- * NULL when all are NULL.  A newline is a separator, so no feature spans
- * two columns: this is concat_ws(E'\n', ...) of the columns.
- */
-text *
-SimhashJoinTextColumns(HeapTuple tuple, TupleDesc desc, const AttrNumber *cols, int ncols)
+/* Join the non-NULL texts parts[0..nparts) by newlines (NULL for none). */
+static text *
+SimhashJoinTexts(text **parts, int nparts)
 {
-	text	  **parts = palloc(sizeof(text *) * Max(ncols, 1));
-	int			nparts = 0;
 	StringInfoData buf;
 
-	for (int i = 0; i < ncols; i++)
-	{
-		bool		isnull;
-		Datum		d = heap_getattr(tuple, cols[i], desc, &isnull);
-
-		if (!isnull)
-			parts[nparts++] = DatumGetTextPP(d);
-	}
 	if (nparts == 0)
 		return NULL;
 	if (nparts == 1)
@@ -178,4 +165,118 @@ SimhashJoinTextColumns(HeapTuple tuple, TupleDesc desc, const AttrNumber *cols, 
 	}
 	SET_VARSIZE(buf.data, buf.len);
 	return (text *) buf.data;
+}
+
+/*
+ * The text columns "cols" of a row joined by newlines, NULL ones left out;
+ * NULL when all are NULL.  A newline is a separator, so no feature spans
+ * two columns: this is concat_ws(E'\n', ...) of the columns.
+ */
+text *
+SimhashJoinTextColumns(HeapTuple tuple, TupleDesc desc, const AttrNumber *cols, int ncols)
+{
+	text	  **parts = palloc(sizeof(text *) * Max(ncols, 1));
+	int			nparts = 0;
+
+	for (int i = 0; i < ncols; i++)
+	{
+		bool		isnull;
+		Datum		d = heap_getattr(tuple, cols[i], desc, &isnull);
+
+		if (!isnull)
+			parts[nparts++] = DatumGetTextPP(d);
+	}
+	return SimhashJoinTexts(parts, nparts);
+}
+
+/*
+ * SimhashJoinTextColumns of the row in a slot, as a Datum; *isnull when all
+ * are NULL.  A single non-NULL column is returned as stored, not detoasted,
+ * so that a long one can be read in slices; *built says whether the result
+ * was allocated here (the caller may free it).
+ */
+Datum
+SimhashJoinSlotTextColumns(TupleTableSlot *slot, const AttrNumber *cols, int ncols,
+						   bool *isnull, bool *built)
+{
+	text	  **parts = palloc(sizeof(text *) * Max(ncols, 1));
+	Datum		only = (Datum) 0;
+	int			nparts = 0;
+	text	   *whole;
+
+	for (int i = 0; i < ncols; i++)
+	{
+		bool		null;
+		Datum		d = slot_getattr(slot, cols[i], &null);
+
+		if (!null)
+		{
+			only = d;
+			nparts++;
+		}
+	}
+	*isnull = (nparts == 0);
+	*built = false;
+	if (nparts <= 1)
+	{
+		pfree(parts);
+		return only;
+	}
+	nparts = 0;
+	for (int i = 0; i < ncols; i++)
+	{
+		bool		null;
+		Datum		d = slot_getattr(slot, cols[i], &null);
+
+		if (!null)
+			parts[nparts++] = DatumGetTextPP(d);
+	}
+	whole = SimhashJoinTexts(parts, nparts);
+	pfree(parts);
+	*built = true;
+	return PointerGetDatum(whole);
+}
+
+/*
+ * Do two rows have the same text in columns "cols", joined as
+ * SimhashJoinTextColumns joins them (the same bytes, or both NULL)?
+ */
+bool
+SimhashSameTextColumns(HeapTuple a, HeapTuple b, TupleDesc desc, const AttrNumber *cols,
+					   int ncols)
+{
+	text	   *ta = SimhashJoinTextColumns(a, desc, cols, ncols);
+	text	   *tb = SimhashJoinTextColumns(b, desc, cols, ncols);
+
+	if (ta == NULL || tb == NULL)
+		return ta == tb;
+	return VARSIZE_ANY_EXHDR(ta) == VARSIZE_ANY_EXHDR(tb) &&
+		memcmp(VARDATA_ANY(ta), VARDATA_ANY(tb), VARSIZE_ANY_EXHDR(ta)) == 0;
+}
+
+/*
+ * Read the similarity of the trigger option "verify=s": ASCII digits with
+ * at most one point and at least one digit (no sign, exponent, spaces, NaN
+ * or infinity), of a value from 0 to 1.  False if "num" is not one.
+ */
+bool
+SimhashParseSimilarity(const char *num, double *s)
+{
+	int			ndigits = 0;
+	int			npoints = 0;
+
+	for (const char *p = num; *p; p++)
+	{
+		if (*p >= '0' && *p <= '9')
+			ndigits++;
+		else if (*p == '.' && npoints == 0)
+			npoints++;
+		else
+			return false;
+	}
+	if (ndigits == 0)
+		return false;
+	/* LC_NUMERIC is always C in the backend: the point is the decimal point */
+	*s = strtod(num, NULL);
+	return *s >= 0.0 && *s <= 1.0;
 }

@@ -15,10 +15,13 @@ Model of a firing (BEFORE INSERT OR UPDATE ... FOR EACH ROW):
   - near-duplicate trigger: the nearest other row whose fingerprint is within k
     (k 'auto': simhash_radius of the row's text columns joined the same way; 0
     without features, and then nothing matches) and whose scope values equal the
-    row's (a NULL scope value matches nothing), the smallest key among equals;
+    row's (a NULL scope value matches nothing), with verify=s only one whose text
+    (joined the same way) has simhash_jaccard >= s with the row's (a NULL text on
+    either side confirms nothing), the smallest key among equals;
     reject: 23P01; skip: the row is not stored (an UPDATE not applied); link: the
     key and the distance in the link columns, NULLs without a match.  An UPDATE
-    that changes neither the fingerprint nor the scope is not checked.
+    that changes neither the fingerprint nor the scope (nor, with verify=, the
+    text) is not checked.
   - an UPDATE that moves a row to another partition then fires the INSERT
     triggers of the destination (PostgreSQL: delete, then insert).
 """
@@ -98,12 +101,24 @@ def parse_k(arg):
     return v if v <= 64 else None
 
 
-class NearDupConfig:
-    """A valid near-duplicate trigger definition, as the model needs it."""
+def parse_verify(num):
+    """verify=s: digits (ASCII) with at most one point, at least one digit, a value
+    from 0 to 1; None if invalid (no sign, exponent, spaces, NaN or infinity)."""
+    if num.count(".") > 1 or not any(c in "0123456789" for c in num):
+        return None
+    if any(c not in "0123456789." for c in num):
+        return None
+    v = float(num)
+    return v if 0.0 <= v <= 1.0 else None
 
-    def __init__(self, k, action, scope=(), text=(), key_col=None, dist_col=None):
+
+class NearDupConfig:
+    """A valid near-duplicate trigger definition, as the model needs it (verify:
+    the least similarity of verify=, or None)."""
+
+    def __init__(self, k, action, scope=(), text=(), key_col=None, dist_col=None, verify=None):
         self.k, self.action, self.scope, self.text = k, action, list(scope), list(text)
-        self.key_col, self.dist_col = key_col, dist_col
+        self.key_col, self.dist_col, self.verify = key_col, dist_col, verify
 
 
 def validate_neardup(args, cols, pk, index_ok):
@@ -124,7 +139,7 @@ def validate_neardup(args, cols, pk, index_ok):
     action = args[2].lower()
     if action not in ("reject", "skip", "link"):
         return "22023", None
-    scope, text, key_col, dist_col, npos = None, [], None, None, 0
+    scope, text, key_col, dist_col, npos, verify = None, [], None, None, 0, None
     for arg in args[3:]:
         if arg.startswith("scope="):
             if scope is not None:
@@ -146,6 +161,12 @@ def validate_neardup(args, cols, pk, index_ok):
                 if cols[name] not in TEXT_KINDS:
                     return "42804", None
             text = names
+        elif arg.startswith("verify="):
+            if verify is not None:
+                return "22023", None                  # an option given twice
+            verify = parse_verify(arg[7:])
+            if verify is None:
+                return "22023", None
         elif arg.startswith("link_key=") or arg.startswith("link_distance="):
             # one identifier, read as scope= and text= read theirs
             is_key = arg.startswith("link_key=")
@@ -173,8 +194,13 @@ def validate_neardup(args, cols, pk, index_ok):
             return "22023", None
     if action != "link" and (key_col is not None or dist_col is not None):
         return "22023", None
-    if (k == "auto") != bool(text):
+    if k == "auto" and not text:
         return "22023", None
+    if verify is not None and not text:
+        return "22023", None                          # verify= compares the text= columns
+    if text and k != "auto" and verify is None:
+        return "22023", None                          # text= is for k 'auto' or verify=
+
     if action == "link":
         if key_col is None and dist_col is None:
             return "22023", None
@@ -208,7 +234,7 @@ def validate_neardup(args, cols, pk, index_ok):
             return "22023", None
     if not index_ok:
         return "42704", None
-    return None, NearDupConfig(k, action, scope or [], text, key_col, dist_col)
+    return None, NearDupConfig(k, action, scope or [], text, key_col, dist_col, verify)
 
 
 def validate_fingerprint(args, cols):
@@ -292,6 +318,7 @@ class Table:
         k = self.radius(row)
         if nd.k == "auto" and k == 0:
             return None
+        text = joined(row, nd.text) if nd.verify is not None else None
         best = None
         for r in self.rows:
             if r is exclude or r.get(self.fp_col) is None:
@@ -299,8 +326,14 @@ class Table:
             if any(r.get(c) != v for c, v in zip(nd.scope, scope)):
                 continue
             d = dist(fp, r[self.fp_col])
-            if d <= k and (best is None or (d, r["id"]) < best):
-                best = (d, r["id"])
+            if d > k or (best is not None and (d, r["id"]) >= best):
+                continue
+            if nd.verify is not None:
+                # confirmed by the text: a NULL one on either side confirms nothing
+                other = joined(r, nd.text)
+                if text is None or other is None or ref.jaccard(text, other) < nd.verify:
+                    continue
+            best = (d, r["id"])
         return best
 
     def check(self, row, exclude, event):
@@ -362,6 +395,9 @@ class Table:
         if fires and self.nd is not None:
             keeps = new.get(self.fp_col) == old.get(self.fp_col) and all(
                 old.get(c) is not None and old.get(c) == new.get(c) for c in self.nd.scope)
+            if self.nd.verify is not None:
+                # with verify=, the text must be the same too
+                keeps = keeps and joined(old, self.nd.text) == joined(new, self.nd.text)
             if not keeps and not self.check(new, old, "UPDATE"):
                 return None
         i = self.rows.index(old)

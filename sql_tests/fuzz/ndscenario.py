@@ -49,6 +49,7 @@ class Scenario:
         self.src = rng.choice(["given", "given", "trigger", "trigger", "generated"])
         self.k = "auto" if rng.random() < 0.2 else rng.choice([0, 1, 2, 3, 3, 4, 5, 6, 8, 12, 20, 64])
         self.text = ["body"] if self.src == "generated" or rng.random() < 0.6 else ["body", "title"]
+        self.verify = rng.choice(["0", "0.3", "0.5", ".7", "0.9", "1"]) if rng.random() < 0.3 else None
         self.scope = rng.choice([[], [], ["tenant"], ["tenant", "site"]])
         self.link = rng.choice(["positional", "named", "key", "dist", "positional_one"]) if action == "link" else None
         self.pk = not (self.link in (None, "dist") and rng.random() < 0.2)
@@ -68,8 +69,10 @@ class Scenario:
                 qlit(self.action)]
         if self.scope:
             args.append(qlit("scope=" + ",".join(self.scope)))
-        if self.k == "auto":
+        if self.k == "auto" or self.verify is not None:
             args.append(qlit("text=" + ",".join(self.text)))
+        if self.verify is not None:
+            args.append(qlit("verify=" + self.verify))
         key, dist_col = {"positional": ("dup_of", "dup_d"), "named": ("dup_of", "dup_d"), "key": ("dup_of", None),
                          "dist": (None, "dup_d"), "positional_one": ("dup_of", None), None: (None, None)}[self.link]
         if self.link in ("positional", "positional_one"):
@@ -80,7 +83,9 @@ class Scenario:
             args.append(qlit("link_key=dup_of"))
         elif self.link == "dist":
             args.append(qlit("link_distance=dup_d"))
-        cfg = NearDupConfig(self.k, self.action, self.scope, self.text if self.k == "auto" else [], key, dist_col)
+        cfg = NearDupConfig(self.k, self.action, self.scope,
+                            self.text if self.k == "auto" or self.verify is not None else [], key, dist_col,
+                            float(self.verify) if self.verify is not None else None)
         return args, cfg
 
     def text_value(self):
@@ -315,6 +320,13 @@ def verify(sess, sc, table):
               "the documented concat_ws expression" % out.rows)
     if sc.action in ("reject", "skip") and sc.k != "auto" and sc.index == "all" and "UPDATE" in sc.events:
         scope = "".join(" AND a.%s = b.%s" % (c, c) for c in sc.scope)
+        if sc.verify is not None:
+            # with verify=, only pairs whose texts (both non-NULL) are that similar
+            def text_of(t):
+                return "concat_ws(E'\\n', %s)" % ", ".join("%s.%s" % (t, c) for c in sc.text)
+            scope += " AND num_nonnulls(%s) > 0 AND num_nonnulls(%s) > 0 AND simhash_jaccard(%s, %s) >= %s" % (
+                ", ".join("a." + c for c in sc.text), ", ".join("b." + c for c in sc.text),
+                text_of("a"), text_of("b"), sc.verify)
         out = sess.run("SELECT count(*) FROM fzown.nd a JOIN fzown.nd b ON a.id < b.id AND a.fp <-> b.fp <= %d%s"
                        % (sc.k, scope))
         check(need(out, "pairs within k") == [(0,)], "wrong result", "%s mode: %r pairs within %d" %
@@ -341,8 +353,8 @@ def gen_trigger_dml(ctx, rng, action=None, db=None, partitioned=None):
     partitioned = rng.random() < 0.4 if partitioned is None else partitioned
     sc = Scenario(rng, action, db, partitioned)
     tags = ["kind:trigger_dml", "fn:" + action, "db:" + db, "part:%s" % partitioned, "src:" + sc.src,
-            "k:%s" % sc.k, "scope:" + ",".join(sc.scope), "index:" + sc.index, "link:%s" % sc.link,
-            "pk:%s" % sc.pk, "events:" + ",".join(sorted(sc.events))]
+            "k:%s" % sc.k, "verify:%s" % sc.verify, "scope:" + ",".join(sc.scope), "index:" + sc.index,
+            "link:%s" % sc.link, "pk:%s" % sc.pk, "events:" + ",".join(sorted(sc.events))]
 
     def run(ctx):
         sc.run_known = ctx.config.known

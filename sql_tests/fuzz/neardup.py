@@ -44,6 +44,11 @@ K_VALUES = list(range(-2, 67)) + [INT2[1], INT2[1] + 1, INT4[0], INT4[1], INT4[1
 K_GARBAGE = ["auto", "AUTO", "Auto", "", " 3", "3 ", "+3", "-0", "3.5", "0x3", "NULL", "003", "065",
              "0000000000000000000000000003", "\u0663", "1e1", "three", "auto ", "64", "65"]
 
+# verify= values: valid (0 to 1, digits with an optional point) and not
+VERIFY_VALUES = ["0", "1", "0.7", ".5", "1.", "00.70", "1.0000", "0.99999999999999999999", "1.0000000000000001",
+                 "1.01", "2", "-0.1", "+0.5", "NaN", "nan", "inf", "Infinity", "1e-1", " 0.7", "0.7 ", "",
+                 ".", "0..5", "0.5.", "0,5", "\u0660.5", "0x0.8", "1/2"]
+
 # the args case: one table with columns of every kind (name -> kind for ndmodel)
 ARG_COLS = {"id": "int4", "fp": "fp", "FP": "fp", "dfp": "dfp", "g": "genfp", "body": "text",
             "title": "varchar", "dt": "dtext", "ch": "bpchar", "nm": "name", "n": "int4", "big": "int8",
@@ -155,6 +160,8 @@ def random_options(rng, action):
             opts.append(("'scope=%s'" % column_list(rng).replace("'", "''"), None))
         elif r < 0.4:
             opts.append(("'text=%s'" % column_list(rng).replace("'", "''"), None))
+        elif r < 0.5:
+            opts.append((qlit("verify=" + rng.choice(VERIFY_VALUES)), None))
         elif r < 0.55 or (action == "link" and r < 0.75):
             col = rng.choice(["dup_of", "dup_d", "n", "sm", "big", "id", "tenant", "fp", "g", "nosuch", "Dup_Of"])
             form = rng.choice(["link_key=", "link_distance=", "", ""])
@@ -166,7 +173,8 @@ def random_options(rng, action):
                 opts.append(render_ident(rng, col))
         else:
             g = rng.choice(["bogus=1", "=", "SCOPE=tenant", "scope", "link", "reject", "k=3", "x" * 70,
-                            "scope=tenant", "text=body", "link_key=", "text=", "scope=n"])
+                            "scope=tenant", "text=body", "link_key=", "text=", "scope=n", "VERIFY=0.5",
+                            "verify", "verify=0.5"])
             opts.append((qlit(g), None))
     return [(sql, val if val is not None else sql[1:-1].replace("''", "'")) for sql, val in opts]
 

@@ -34,7 +34,10 @@ JOIN_SETTINGS = {
     "parallel": PARALLEL + ["SET enable_nestloop = off"],
     "parallel_batches": PARALLEL + ["SET enable_nestloop = off", "SET work_mem = '64kB'"],
     "parallel_nestloop": PARALLEL + ["SET simhash.enable_join = off"],
-    "force_parallel": ["SET force_parallel_mode = on"],
+    # force_parallel_mode became debug_parallel_query in PostgreSQL 16
+    "force_parallel": ["SELECT set_config(CASE WHEN current_setting('server_version_num')::int"
+                       " >= 160000 THEN 'debug_parallel_query' ELSE 'force_parallel_mode' END,"
+                       " 'on', false)"],
     "oracle": ["SET simhash.enable_join = off", "SET enable_indexscan = off",
                "SET enable_bitmapscan = off"],
 }

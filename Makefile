@@ -14,6 +14,7 @@ OBJS = \
 	src/nearestsort.o \
 	src/neardup_lock.o \
 	src/neardup_rls.o \
+	src/neardup_stmt.o \
 	src/neardup_search.o \
 	src/planner.o \
 	src/radius.o \

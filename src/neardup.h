@@ -132,7 +132,10 @@ struct SimhashRlsCheck;
 extern void SimhashCheckRowSecurity(struct SimhashRlsCheck **cache, MemoryContext cxt,
 									Relation rel, TupleTableSlot *slot, CmdType cmd);
 extern bool SimhashRowSecurityApplies(Relation rel);
+
+/* neardup_stmt.c */
 extern void SimhashInstallRowSecurityHook(void);
+extern List *SimhashStatementSelectTargets(MemoryContext cxt, CmdType cmd, bool *known);
 
 /* neardup_lock.c */
 extern void SimhashCanonicalRadii(int k, int *radius);

@@ -339,6 +339,20 @@ SELECT rls.try($$INSERT INTO rls.wdocs VALUES (3, current_user, 'A note of Alice
 SELECT rls.try($$INSERT INTO rls.wdocs VALUES (4, current_user, 'Alice writes of mountains and the sea, the sky above the hills.') RETURNING id$$);
 SELECT rls.try($$INSERT INTO rls.wdocs VALUES (3, current_user, 'x') ON CONFLICT (id) DO UPDATE SET body = 'Alice writes of mountains and the sea, the sky above the hills.' RETURNING id$$);
 
+-- the first statement of a session loads the library inside the executor
+-- (when it opens the simhash index), and is still seen as needing SELECT
+-- rights or not
+\c -
+SET ROLE simhash_rls_alice;
+INSERT INTO rls.wdocs VALUES (7, 'simhash_rls_bob', 'The secret merger of Acme and Globex is planned for March, said the CFO in a memo.') RETURNING id;
+\c -
+SET ROLE simhash_rls_alice;
+INSERT INTO rls.wdocs VALUES (7, 'simhash_rls_bob', 'Totally unrelated text about gardening and the weather in spring.') RETURNING id;
+\c -
+SET ROLE simhash_rls_alice;
+INSERT INTO rls.wdocs VALUES (7, 'simhash_rls_bob', 'The secret merger of Acme and Globex is planned for March, said the CFO in a memo.');
+\c -
+SET jit = off;
 RESET ROLE;
 DROP SCHEMA rls CASCADE;
 DROP ROLE simhash_rls_owner, simhash_rls_alice, simhash_rls_bob;

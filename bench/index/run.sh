@@ -55,7 +55,10 @@
 # up, which here made them no faster; set JIT=on to measure with it),
 # SKIP_CLIENT=1, SKIP_INSERT=1, LIGHT=1, INCLUDE=1 (the simhash index is
 # built with INCLUDE (id), the column the tie-break orders by; results go to
-# results/include/ or results/light-include/, which report.py does not read).
+# results/include/ or results/light-include/, which report.py does not read),
+# RESULTS_DIR (results there instead; e.g. results/pg17), IXB_GIT (the commit
+# to record when the tree is a copy without .git).  pgvector.sh measures
+# pgvector's HNSW index on the tables a KEEP=1 run leaves.
 # Needs psql, pgbench, /usr/bin/python3 (python3-matplotlib for the plot;
 # installed with apt-get when missing and running as root), df.
 set -euo pipefail
@@ -69,6 +72,9 @@ results=$here/results
 if [ -n "${INCLUDE:-}" ]; then
 	[ -z "${LIGHT:-}" ] && results=$here/results/include || results=$here/results/light-include
 fi
+# RESULTS_DIR: elsewhere (e.g. another PostgreSQL major, which report.py's
+# tables of the 15 runs must not mix in)
+[ -z "${RESULTS_DIR:-}" ] || results=$RESULTS_DIR
 mkdir -p "$work" "$results"
 
 export PGDATABASE=${PGDATABASE:-simhash_index_bench}
@@ -127,7 +133,9 @@ so_start=$(so_md5)
 	echo "settings: $(sql "SELECT string_agg(name || '=' || current_setting(name), ', ' ORDER BY name) FROM pg_settings WHERE name IN ('shared_buffers', 'maintenance_work_mem', 'work_mem', 'max_wal_size', 'synchronous_commit', 'fsync', 'wal_level', 'effective_cache_size', 'random_page_cost', 'max_worker_processes', 'max_parallel_workers')") jit=$jit (session)"
 	echo "env: LIGHT=${LIGHT:-} INCLUDE=${INCLUDE:-} NQ=$nq SEQ_NQ=${SEQ_NQ:-default} CLIENT_T=$client_t INSERT_T=$insert_t INSERT_ROUNDS=$insert_rounds BULK_ROWS=$bulk_rows DATASETS=${DATASETS:-default}"
 	echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
-	echo "git: $(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$here" diff --quiet HEAD -- ../../src 2>/dev/null || echo ' (src modified)')"
+	if [ -n "${IXB_GIT:-}" ]; then echo "git: $IXB_GIT"; else
+		echo "git: $(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$here" diff --quiet HEAD -- ../../src 2>/dev/null || echo ' (src modified)')"
+	fi
 	echo "simhash.so: $(so_md5)"
 } >"$results/run-$run.meta"
 [ -n "$one" ] || cat "$results/run-$run.meta"

@@ -125,7 +125,10 @@ def jaccard(a, b):
 def check_jaccard(docs, encoding):
     """simhash_jaccard in a database of this encoding: pairs that differ."""
     if encoding == "LATIN1":
-        docs = [d for d in docs if all(ord(c) < 256 for c in d)]
+        # the documents' Latin-1 characters only: the corpus of Debian 13 and
+        # sid has too few documents that are Latin-1 whole for 1,000 pairs
+        docs = ["".join(c for c in d if ord(c) < 256) for d in docs]
+        docs = [d for d in docs if len(d.split()) >= 20]
     db = "simhash_ref_" + encoding.lower()
     psql("DROP DATABASE IF EXISTS %s" % db)
     psql("CREATE DATABASE %s ENCODING '%s' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0"

@@ -158,7 +158,12 @@ fi
 # runs it: from a copy of the source tree, against the installed package.
 echo "== Debian package: autopkgtest (the regression suite against the installed package)"
 bash tools/copy-tree.sh "$work/source"
-if (cd "$work/source" && debian/tests/installcheck) >"$work/autopkgtest.log" 2>&1; then
+# pg_virtualenv's cluster listens on localhost, 5432 unless PGPORT says
+# otherwise; tools/test.sh runs 17's and 18's suites side by side in
+# chroots that share the host's network, so each version takes a port of
+# its own (two clusters on 5432 made one autopkgtest fail to start).
+if (cd "$work/source" && PGPORT=$((54300 + pgv)) debian/tests/installcheck) \
+	>"$work/autopkgtest.log" 2>&1; then
 	record package/autopkgtest ok
 else
 	tail -80 "$work/autopkgtest.log"

@@ -2,51 +2,51 @@
 
 MODULE_big = simhash
 OBJS = \
-	src/ball.o \
-	src/catalog.o \
-	src/clause.o \
-	src/clusterjoin.o \
-	src/clusters.o \
-	src/distance.o \
-	src/fingerprint.o \
-	src/jaccard.o \
-	src/knnpath.o \
-	src/nearestsort.o \
-	src/neardup_lock.o \
-	src/neardup_rls.o \
-	src/neardup_stmt.o \
-	src/neardup_search.o \
-	src/planner.o \
-	src/radius.o \
-	src/selectivity.o \
-	src/shbuild.o \
-	src/shcheck.o \
-	src/shcost.o \
-	src/shhandler.o \
-	src/shinsert.o \
-	src/shjoin.o \
-	src/shjoinexec.o \
-	src/shjoinprobe.o \
-	src/shjointable.o \
-	src/shpage.o \
-	src/shkeycache.o \
-	src/shknn.o \
-	src/shprobe.o \
-	src/shrange.o \
-	src/shread.o \
-	src/shscan.o \
-	src/shsort.o \
-	src/shtree.o \
-	src/shutils.o \
-	src/shvacuum.o \
-	src/shvalidate.o \
-	src/simhash.o \
-	src/textsource.o \
-	src/tokenize.o \
-	src/trigger_fingerprint.o \
-	src/trigger_neardup.o \
-	src/trigger_util.o \
-	src/type.o
+	src/access/shbuild.o \
+	src/access/shcheck.o \
+	src/access/shcost.o \
+	src/access/shhandler.o \
+	src/access/shinsert.o \
+	src/access/shknn.o \
+	src/access/shpage.o \
+	src/access/shprobe.o \
+	src/access/shrange.o \
+	src/access/shread.o \
+	src/access/shscan.o \
+	src/access/shsort.o \
+	src/access/shtree.o \
+	src/access/shutils.o \
+	src/access/shvacuum.o \
+	src/access/shvalidate.o \
+	src/clusters/clusterjoin.o \
+	src/clusters/clusters.o \
+	src/core/ball.o \
+	src/core/distance.o \
+	src/core/type.o \
+	src/executor/bandjoin.o \
+	src/executor/bandjoin_exec.o \
+	src/executor/bandjoin_probe.o \
+	src/executor/bandjoin_table.o \
+	src/executor/nearestsort.o \
+	src/fingerprint/fingerprint.o \
+	src/fingerprint/jaccard.o \
+	src/fingerprint/radius.o \
+	src/fingerprint/textsource.o \
+	src/fingerprint/tokenize.o \
+	src/module.o \
+	src/neardup/keycache.o \
+	src/neardup/neardup_lock.o \
+	src/neardup/neardup_rls.o \
+	src/neardup/neardup_search.o \
+	src/neardup/neardup_stmt.o \
+	src/neardup/trigger_fingerprint.o \
+	src/neardup/trigger_neardup.o \
+	src/neardup/trigger_util.o \
+	src/planner/catalog.o \
+	src/planner/clause.o \
+	src/planner/knnpath.o \
+	src/planner/planner.o \
+	src/planner/selectivity.o
 
 EXTENSION = simhash
 DATA = src/simhash--0.1.0.sql src/simhash--0.1.0--0.2.0.sql
@@ -72,6 +72,9 @@ ISOLATION_OPTS = --inputdir=$(srcdir)/sql_tests/isolation --load-extension=simha
 PROVE_TESTS ?= sql_tests/t/*.pl
 PROVE_FLAGS = -I sql_tests/t
 
+# each layer's folder is on the include path: #include "shindex.h"
+PG_CPPFLAGS = $(patsubst %,-I$(srcdir)/src/%,core fingerprint access planner executor neardup clusters)
+
 # -Werror with the warnings PostgreSQL's own headers trigger turned off
 PG_CFLAGS = -Wall -Wextra -Werror -Wno-unused-parameter \
 	-Wno-sign-compare -Wno-missing-field-initializers
@@ -85,13 +88,13 @@ installcheck-tap:
 	$(prove_installcheck)
 
 # every object depends on every header (PGXS does not track them)
-$(OBJS): $(wildcard $(srcdir)/src/*.h)
+$(OBJS): $(wildcard $(srcdir)/src/*/*.h)
 
 # A VPATH build (make -f SRCDIR/Makefile VPATH=SRCDIR from another
 # directory, as Debian's pg_buildext does in build-15/) writes the objects
 # into src/ of the build directory, which must exist first.
 ifneq ($(srcdir),.)
-$(shell mkdir -p src)
+$(shell mkdir -p $(sort $(dir $(OBJS))))
 endif
 
 # The PGXN release: make dist writes simhash-VERSION.zip (VERSION from
@@ -99,7 +102,7 @@ endif
 # to build, install and run make installcheck; nothing generated, no
 # development tools, no packaging.
 DIST_FILES = META.json Makefile simhash.control README.md src/README LICENSE $(DATA) \
-	$(patsubst $(srcdir)/%,%,$(wildcard $(srcdir)/src/*.c $(srcdir)/src/*.h \
+	$(patsubst $(srcdir)/%,%,$(wildcard $(srcdir)/src/*.c $(srcdir)/src/*/*.c $(srcdir)/src/*/*.h $(srcdir)/src/*/README \
 		$(srcdir)/sql/*.sql $(srcdir)/expected/*.out \
 		$(srcdir)/sql_tests/isolation/specs/*.spec $(srcdir)/sql_tests/isolation/expected/*.out))
 

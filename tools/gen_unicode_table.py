@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """
 gen_unicode_table.py
-    Generate src/unicode_table.h, the character properties simhash(text) uses.
+    Generate src/fingerprint/unicode_table.h, the character properties simhash(text) uses.
 
 The fingerprint must be reproducible bit for bit, so the character data is
 frozen in the repository instead of being looked up at run time.  This script
@@ -10,7 +10,7 @@ Unicode 14.0.0 -- the version PostgreSQL 15 uses for unicode_normalize().
 The same definitions are repeated in tools/simhash_reference.py; the test
 suite compares the two implementations on real text.
 
-Usage: /usr/bin/python3 tools/gen_unicode_table.py > src/unicode_table.h
+Usage: /usr/bin/python3 tools/gen_unicode_table.py > src/fingerprint/unicode_table.h
 """
 import sys
 import unicodedata

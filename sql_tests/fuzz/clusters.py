@@ -2,7 +2,7 @@
 clusters.py -- simhash_clusters(query, k) against a Python model of the rows.
 
 The model is README's definition ("Clusters"), written independently of
-src/clusters.c and src/clusterjoin.c: the connected components of "within k
+src/clusters/clusters.c and src/clusters/clusterjoin.c: the connected components of "within k
 bits" among the rows the role sees with a fingerprint, each row with its
 component's smallest id and size, ordered by cluster and id; k outside 0..64
 is 22023, a NULL k or query 22004, an id over int4's range 22003.  Pairs are

@@ -3,8 +3,8 @@ radius.py -- simhash_radius(text), simhash_radius(int8), simhash_jaccard(text,
 text) and the block functions (simhash_block, simhash_blocks,
 simhash_shared_block) against Python models.
 
-The models are README's formulas, written independently of src/radius.c and
-src/distance.c: simhash_radius(W) is ceil(36 / sqrt(W)) clamped to [3, 12],
+The models are README's formulas, written independently of src/fingerprint/radius.c and
+src/core/distance.c: simhash_radius(W) is ceil(36 / sqrt(W)) clamped to [3, 12],
 0 for W = 0, 22023 for W < 0; W of a text is the sum of the weights of its
 features (tools/simhash_reference.py); block i of a fingerprint is its bits
 63-16i .. 48-16i; the shared block is the value of the first equal block.

@@ -10,13 +10,15 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 src=${SIMHASH_SRC:-$here/../../../src}
+# src/ by layer since the house layout; a flat src/ for older commits
+if [ -d "$src/fingerprint" ]; then fp=$src/fingerprint inc="-I$src/core -I$src/fingerprint"; else fp=$src inc="-I$src"; fi
 out=${1:-$here/fpharness}
 shift || true
 pgc=${PG_CONFIG:-pg_config}
-# shellcheck disable=SC2046
+# shellcheck disable=SC2046,SC2086
 gcc $("$pgc" --cflags) $("$pgc" --cppflags) -Wno-missing-prototypes -Wno-unused-parameter \
-	-I"$src" -I"$("$pgc" --includedir-server)" "$@" \
+	$inc -I"$("$pgc" --includedir-server)" "$@" \
 	-no-pie -o "$out" "$here/fpharness.c" \
-	"$src/tokenize.c" "$src/textsource.c" "$src/fingerprint.c" \
+	"$fp/tokenize.c" "$fp/textsource.c" "$fp/fingerprint.c" \
 	-L"$("$pgc" --pkglibdir)" -L"$("$pgc" --libdir)" -lpgcommon -lpgport \
 	-Wl,--unresolved-symbols=ignore-all

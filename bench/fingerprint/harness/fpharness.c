@@ -4,7 +4,7 @@
  *	  simhash(text)'s tokenizer and fingerprint outside the server, for
  *	  profiling and for comparing builds (bench/fingerprint/harness).
  *
- * Links src/tokenize.c, src/textsource.c and src/fingerprint.c as they are
+ * Links src/fingerprint/tokenize.c, src/fingerprint/textsource.c and src/fingerprint/fingerprint.c as they are
  * compiled for the extension, with the few server functions they call on
  * the simhash(text) path replaced by the ones below (palloc is malloc,
  * the database encoding is UTF8).  Everything else they reference is left

@@ -1,0 +1,210 @@
+/*-------------------------------------------------------------------------
+ *
+ * simhash.h
+ *	  Declarations shared by the simhash extension's source files.
+ *
+ * A simhash64 is a 64-bit unsigned fingerprint stored as a pass-by-value
+ * int64 Datum.  Bit i is (value >> i) & 1; the text form prints the value
+ * most significant nibble first.
+ *
+ * Copyright (c) 2026, the simhash authors
+ *
+ * IDENTIFICATION
+ *	  src/core/simhash.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SIMHASH_H
+#define SIMHASH_H
+
+#include "fmgr.h"
+#include "port/pg_bitutils.h"
+
+#include "simhash_compat.h"
+
+#define DatumGetSimhash64(X)	((uint64) DatumGetInt64(X))
+#define Simhash64GetDatum(X)	Int64GetDatum((int64) (X))
+#define PG_GETARG_SIMHASH64(n)	DatumGetSimhash64(PG_GETARG_DATUM(n))
+#define PG_RETURN_SIMHASH64(x)	return Simhash64GetDatum(x)
+
+/* number of bits in a fingerprint and in each of its four blocks */
+#define SIMHASH_BITS			64
+#define SIMHASH_BLOCKS			4
+#define SIMHASH_BLOCK_BITS		16
+
+/*
+ * Weights of simhash(text): a feature weighs its number of occurrences,
+ * capped at max(SIMHASH_CAP_MIN, W / SIMHASH_CAP_SHARE) where W is the sum
+ * over all features of min(occurrences, SIMHASH_CAP_MIN).  So no feature
+ * weighs more than a sixteenth of the document (or 8), and one endlessly
+ * repeated token cannot decide the fingerprint.  Chosen by bench/quality.
+ */
+#define SIMHASH_CAP_MIN			8
+#define SIMHASH_CAP_SHARE		16
+
+/* The weight cap of a document whose occurrences capped at 8 sum to w8. */
+static inline uint64
+SimhashWeightCap(uint64 w8)
+{
+	return w8 / SIMHASH_CAP_SHARE > SIMHASH_CAP_MIN ?
+		w8 / SIMHASH_CAP_SHARE : SIMHASH_CAP_MIN;
+}
+
+/*
+ * Radii.  A search within radius k finds the fingerprints at most k bits
+ * away: every k below 0 finds nothing and every k of 64 or more finds
+ * everything.  Each radius that enters from SQL (a simhash_ball, the bound
+ * of "fp <-> q <= k", simhash_within's k) is normalized to [-1, 64] where it
+ * enters, so that nothing downstream (probe plans, costs, estimates, scans,
+ * the band join) ever sees another value.
+ */
+#define SIMHASH_EMPTY_RADIUS	(-1)
+
+static inline int
+SimhashNormalizeRadius(int64 k)
+{
+	if (k < 0)
+		return SIMHASH_EMPTY_RADIUS;
+	return k > SIMHASH_BITS ? SIMHASH_BITS : (int) k;
+}
+
+extern bool SimhashParseHex(const char *s, size_t len, uint64 *value);
+
+/* the simhash_ball type: fingerprints within "radius" of "center" */
+typedef struct SimhashBall
+{
+	uint64		center;
+	int32		radius;
+	int32		pad;			/* keep the size a multiple of 8 */
+} SimhashBall;
+
+#define DatumGetSimhashBall(X)	((SimhashBall *) DatumGetPointer(X))
+
+#define PG_GETARG_SIMHASHBALL(n) DatumGetSimhashBall(PG_GETARG_DATUM(n))
+
+/* Hamming distance between two fingerprints */
+static inline int
+SimhashDistance(uint64 a, uint64 b)
+{
+	return pg_popcount64(a ^ b);
+}
+
+/* 16-bit block number "block" (0 = most significant) of a fingerprint */
+static inline uint16
+SimhashBlock(uint64 fp, int block)
+{
+	return (uint16) (fp >> (SIMHASH_BITS - SIMHASH_BLOCK_BITS * (block + 1)));
+}
+
+/*
+ * Turn the n counts of a counting sort into each value's first position
+ * (an exclusive prefix sum) and return their total.
+ */
+static inline uint32
+SimhashCountsToStarts(uint32 *counts, int n)
+{
+	uint32		sum = 0;
+
+	for (int i = 0; i < n; i++)
+	{
+		uint32		c = counts[i];
+
+		counts[i] = sum;
+		sum += c;
+	}
+	return sum;
+}
+
+/*
+ * Feature accumulation (fingerprint.c): 64 signed counters that features
+ * push up or down according to their hash bits (floating-point weights).
+ */
+typedef struct SimhashCounters
+{
+	double		acc[SIMHASH_BITS];	/* counter i: sum of +w or -w */
+} SimhashCounters;
+
+extern void SimhashCountersInit(SimhashCounters *c);
+extern void SimhashCountersAdd(SimhashCounters *c, uint64 hash, double weight);
+extern uint64 SimhashCountersFinish(const SimhashCounters *c);
+extern uint64 SimhashHashFeature(const char *utf8, size_t len);
+extern uint64 SimhashHashServerString(const char *s, size_t len);
+
+/*
+ * Features of a text (tokenize.c): a hash table from feature hash to
+ * occurrence count, optionally remembering each feature's text and the
+ * order in which features first appeared.
+ *
+ * A slot takes 12 bytes (the hash as two halves, so that no padding is
+ * needed), a table of more than 2^20 slots is at most 3/4 full (smaller
+ * ones at most half), and the table grows in place, so the table of n
+ * distinct features takes between 16n and 32n bytes at its peak (above
+ * 12 MB) and never more than SIMHASH_MAX_SLOTS slots.
+ */
+typedef struct SimhashFeatureSlot
+{
+	uint32		hash[2];		/* feature hash (memcpy of a uint64) */
+	uint32		count;			/* occurrences; 0 = empty slot */
+} SimhashFeatureSlot;
+
+/* largest number of slots: 2^26 slots of 12 bytes are 768 MiB */
+#define SIMHASH_MAX_SLOTS		((uint32) 1 << 26)
+/* most distinct features of a text: 3/4 of SIMHASH_MAX_SLOTS */
+#define SIMHASH_MAX_FEATURES	(SIMHASH_MAX_SLOTS / 4 * 3)
+
+typedef struct SimhashFeatureSet
+{
+	SimhashFeatureSlot *slots;	/* open addressing, linear probing */
+	uint32		mask;			/* number of slots - 1 (a power of 2 minus 1) */
+	uint32		nfeatures;		/* number of occupied slots */
+	uint32		grow_at;		/* grow when nfeatures exceeds this */
+	uint64		w8;				/* sum over features of min(count, 8) */
+	bool		keep_text;		/* remember feature text and order? */
+	uint32	   *featno;			/* keep_text: slot -> number of the feature
+								 * in order of first appearance */
+	size_t	   *text_end;		/* keep_text: feature k is text_buf[end[k-1]
+								 * .. end[k]) (end[-1] = 0) */
+	uint32		ends_size;		/* allocated entries of text_end */
+	char	   *text_buf;		/* keep_text: concatenated feature texts */
+	size_t		text_used;
+	size_t		text_size;
+} SimhashFeatureSet;
+
+/* The 64-bit hash of an occupied slot (one unaligned load where allowed). */
+static inline uint64
+SimhashSlotHash(const SimhashFeatureSlot *slot)
+{
+	uint64		h;
+
+	memcpy(&h, slot->hash, sizeof(h));
+	return h;
+}
+
+/* incremental feature extraction from UTF-8 (tokenize.c) */
+typedef struct SimhashTokenizer SimhashTokenizer;
+
+extern SimhashTokenizer *SimhashTokenizerCreate(bool keep_text, size_t expect_bytes);
+extern void SimhashTokenizerPush(SimhashTokenizer *tk, const char *utf8,
+								 size_t len, bool final);
+extern SimhashFeatureSet *SimhashTokenizerFinish(SimhashTokenizer *tk);
+
+/* the features of a text datum in the server encoding (textsource.c) */
+extern SimhashFeatureSet *SimhashExtractFeatures(Datum textdatum, bool keep_text);
+extern uint64 SimhashFeatureSetFingerprint(const SimhashFeatureSet *fs);
+extern uint64 SimhashFeatureSetCap(const SimhashFeatureSet *fs);
+extern void SimhashFreeFeatureSet(SimhashFeatureSet *fs);
+extern uint32 SimhashFeatureSetCount(const SimhashFeatureSet *fs, uint64 h);
+pg_noreturn extern void SimhashReportFeatureTooLong(Size len);
+
+/* jaccard.c: simhash_jaccard of two text Datums (no cache) */
+extern double SimhashTextJaccard(Datum a, Datum b);
+/* ... and of one text against many: its features extracted once */
+typedef struct SimhashJaccardSide SimhashJaccardSide;
+extern SimhashJaccardSide *SimhashJaccardPrepare(Datum t);
+extern double SimhashJaccardAgainst(const SimhashJaccardSide *prepared, Datum b);
+extern void SimhashJaccardRelease(SimhashJaccardSide *prepared);
+
+/* radius.c: the search radius proposed for a text (simhash_radius) */
+extern int	SimhashRadiusOfText(Datum textdatum);
+
+#endif							/* SIMHASH_H */

@@ -1,0 +1,45 @@
+/*-------------------------------------------------------------------------
+ *
+ * module.c
+ *	  Module entry point of the simhash extension.
+ *
+ * Copyright (c) 2026, the simhash authors
+ *
+ * IDENTIFICATION
+ *	  src/module.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "fmgr.h"
+#include "utils/guc.h"
+
+#include "neardup.h"
+#include "shindex.h"
+#include "bandjoin.h"
+#include "simhash_catalog.h"
+#include "simhash_planner.h"
+
+PG_MODULE_MAGIC;
+
+void		_PG_init(void);
+
+/*
+ * Load-time initialization: index options, the catalog cache, the hooks
+ * that batch index insertions, the planner hooks, and the reserved GUC
+ * prefix.
+ */
+void
+_PG_init(void)
+{
+	SimhashRegisterOptions();
+	SimhashRegisterCatalogCallbacks();
+	SimhashInstallInsertHooks();
+	SimhashInstallRowSecurityHook();
+	SimhashInstallKeyCache();
+	SimhashInstallPlannerHook();
+	SimhashInstallJoinHook();
+	SimhashInstallNearestSort();
+	MarkGUCPrefixReserved("simhash");
+}

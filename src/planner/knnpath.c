@@ -1,0 +1,257 @@
+/*-------------------------------------------------------------------------
+ *
+ * knnpath.c
+ *	  Nearest-neighbour index paths for "ORDER BY fp <-> q, other keys".
+ *
+ * Core builds no index path for "ORDER BY fp <-> q, id": PostgreSQL 15
+ * matches an ORDER BY to an index only when every sort key matches (17 and
+ * later match its leading part: SimhashRemovePartialOrderPaths takes those
+ * paths back).  The planner hook (planner.c) asks core's index path
+ * generator once more with the query's pathkeys cut to the distance, and
+ * nearestsort.c puts a sort of each group of equal distance on top; an
+ * index that includes the tie-break column can order each group itself.
+ * See src/README, "Nearest neighbours with a tie-break".
+ *
+ * Copyright (c) 2026, the simhash authors
+ *
+ * IDENTIFICATION
+ *	  src/planner/knnpath.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/stratnum.h"
+#include "nodes/pathnodes.h"
+#include "optimizer/optimizer.h"
+#include "optimizer/paths.h"
+#include "utils/lsyscache.h"
+#include "utils/typcache.h"
+
+#include "shindex.h"
+#include "simhash_catalog.h"
+#include "simhash_planner.h"
+
+/*
+ * Can "index" return rows in the order of "pathkey"?  That is what core's
+ * match_pathkeys_to_index accepts for one key: ascending, NULLS LAST, and
+ * an equivalence member "col <-> q" or "q <-> col" on the index column whose
+ * other operand has no variables and nothing volatile, with the sort
+ * semantics of the ordering operator.
+ */
+static bool
+SimhashPathkeyMatchesIndex(PathKey *pathkey, IndexOptInfo *index, Oid dist_opno)
+{
+	SimhashEMIterator it;
+	EquivalenceMember *em;
+
+	if (!SimhashPathKeyIsAsc(pathkey) || pathkey->pk_nulls_first ||
+		pathkey->pk_eclass->ec_has_volatile)
+		return false;
+	if (get_op_opfamily_sortfamily(dist_opno, index->opfamily[0]) != pathkey->pk_opfamily)
+		return false;
+	SimhashEMIteratorStart(&it, pathkey->pk_eclass, index->rel->relids);
+	while ((em = SimhashEMIteratorNext(&it)) != NULL)
+	{
+		OpExpr	   *op = (OpExpr *) em->em_expr;
+		Node	   *left,
+				   *right;
+
+		if (!IsA(op, OpExpr) || op->opno != dist_opno || list_length(op->args) != 2)
+			continue;
+		left = linitial(op->args);
+		right = lsecond(op->args);
+		if (match_index_to_operand(left, 0, index) &&
+			!contain_var_clause(right) && !contain_volatile_functions(right))
+			return true;
+		if (match_index_to_operand(right, 0, index) &&
+			!contain_var_clause(left) && !contain_volatile_functions(left))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The first of root->query_pathkeys, when one of the simhash indexes of
+ * "rel" can return rows in its order but not in that of all of them (core
+ * has built the index path for a complete match already); else NIL.
+ */
+List *
+SimhashKnnPrefixPathkeys(PlannerInfo *root, RelOptInfo *rel, List *simhash_indexes)
+{
+	int			nkeys = list_length(root->query_pathkeys);
+	int			best = 0;
+	ListCell   *lc;
+
+	/* the common case, a query without ORDER BY, costs one comparison */
+	if (nkeys < 2)
+		return NIL;
+	foreach(lc, simhash_indexes)
+	{
+		IndexOptInfo *index = lfirst_node(IndexOptInfo, lc);
+		Oid			dist_opno = SimhashGetCatalog()->distance_op;
+		int			n = 0;
+		ListCell   *lc2;
+
+		/* the indexes are the extension's, with its operators (planner.c) */
+		if (!index->amcanorderbyop || !OidIsValid(dist_opno))
+			continue;
+		foreach(lc2, root->query_pathkeys)
+		{
+			if (!SimhashPathkeyMatchesIndex(lfirst_node(PathKey, lc2), index, dist_opno))
+				break;
+			n++;
+		}
+		best = Max(best, n);
+	}
+	if (best == 0 || best == nkeys)
+		return NIL;
+
+	/*
+	 * The scan orders by the first distance only (a second one is ordered
+	 * by the executor, see shgettuple), so ask for that alone: the nearest
+	 * sort or an Incremental Sort then orders each group by all the rest.
+	 */
+	return list_make1(linitial(root->query_pathkeys));
+}
+
+/*
+ * Remove the nearest-neighbour paths that core built for a leading part of
+ * a longer ORDER BY, and build in their place the paths core builds for an
+ * ORDER BY that no index matches.  PostgreSQL 15 and 16 match an ORDER BY
+ * to an index only as a whole; since 17 core orders a simhash scan by the
+ * leading distances it can match (an Incremental Sort then sorts the rest),
+ * which is what SimhashCreateIndexPaths does for the first distance, with
+ * the derived radius conditions, under a nearest sort.  The plans stay those
+ * of every version alike; on 15 and 16 there is nothing to remove.
+ * Called with the query's pathkeys when SimhashKnnPrefixPathkeys found a
+ * prefix, before anything else of the hook.
+ */
+void
+SimhashRemovePartialOrderPaths(PlannerInfo *root, RelOptInfo *rel, List *simhash_indexes)
+{
+	List	   *saved_indexlist = rel->indexlist;
+	List	   *saved_pathkeys = root->query_pathkeys;
+	int			nkeys = list_length(root->query_pathkeys);
+	List	   *indexes = NIL;
+	ListCell   *lc;
+
+	foreach(lc, rel->pathlist)
+	{
+		IndexPath  *ipath = (IndexPath *) lfirst(lc);
+
+		if (IsA(ipath, IndexPath) && ipath->indexorderbys != NIL &&
+			list_length(ipath->path.pathkeys) < nkeys &&
+			list_member_ptr(simhash_indexes, ipath->indexinfo))
+		{
+			indexes = list_append_unique_ptr(indexes, ipath->indexinfo);
+			rel->pathlist = foreach_delete_current(rel->pathlist, lc);
+		}
+	}
+	if (indexes == NIL)
+		return;
+
+	/*
+	 * The unordered scans that a path with an ORDER BY took the place of
+	 * (build_index_paths makes one path per index and parameterization)
+	 */
+	rel->indexlist = indexes;
+	root->query_pathkeys = NIL;
+	create_index_paths(root, rel);
+	rel->indexlist = saved_indexlist;
+	root->query_pathkeys = saved_pathkeys;
+}
+
+/*
+ * Run core's index path generator for the simhash indexes of "rel" only,
+ * and, when prefix_pathkeys is not NIL, as if the query wanted that order:
+ * nearest-neighbour paths then carry the prefix as their pathkeys.
+ */
+void
+SimhashCreateIndexPaths(PlannerInfo *root, RelOptInfo *rel, List *simhash_indexes,
+						List *prefix_pathkeys)
+{
+	List	   *saved_indexlist = rel->indexlist;
+	List	   *saved_pathkeys = root->query_pathkeys;
+
+	ListCell   *lc;
+
+	if (prefix_pathkeys == NIL)
+	{
+		rel->indexlist = simhash_indexes;
+		create_index_paths(root, rel);
+		rel->indexlist = saved_indexlist;
+		return;
+	}
+
+	/*
+	 * One index at a time, each scan wrapped in its nearest sort before the
+	 * next index's: two indexes on the same column give scans of the same
+	 * cost, of which add_path would keep one, whereas their nearest sorts
+	 * differ (an index with an included column can order the ties).
+	 */
+	foreach(lc, simhash_indexes)
+	{
+		rel->indexlist = list_make1(lfirst(lc));
+		root->query_pathkeys = prefix_pathkeys;
+		create_index_paths(root, rel);
+		rel->indexlist = saved_indexlist;
+		root->query_pathkeys = saved_pathkeys;
+		SimhashAddNearestSortPaths(root, rel, prefix_pathkeys);
+	}
+}
+
+/*
+ * The column a sort key expression is, looking through the RelabelType
+ * that a column of a domain type is sorted through; NULL if it is no
+ * column.
+ */
+static Var *
+SimhashSortKeyColumnVar(Node *expr)
+{
+	while (expr && IsA(expr, RelabelType))
+		expr = (Node *) ((RelabelType *) expr)->arg;
+	return (expr && IsA(expr, Var)) ? (Var *) expr : NULL;
+}
+
+/*
+ * Can the index scan under a nearest sort return each distance in the order
+ * of the one sort key after it, so that the node need not read a group to
+ * sort it?  Only when that key is the index's included column, in its
+ * type's default btree order (the index compares the values it stores with
+ * that order).  Returns the SIMHASH_SK_PAYLOAD_* flags for the scan, or 0;
+ * the path's cost and the plan both go by this answer.
+ */
+int
+SimhashNearestSortPayloadFlags(RelOptInfo *rel, Path *child, List *pathkeys)
+{
+	IndexOptInfo *info;
+	PathKey    *pk;
+	SimhashEMIterator it;
+	EquivalenceMember *em;
+
+	if (list_length(pathkeys) != 2 || !IsA(child, IndexPath))
+		return 0;
+	info = ((IndexPath *) child)->indexinfo;
+	if (info->ncolumns != 2 || info->nkeycolumns != 1)
+		return 0;
+	pk = lsecond_node(PathKey, pathkeys);
+	if (!SimhashPathKeyIsAsc(pk) && !SimhashPathKeyIsDesc(pk))
+		return 0;
+	SimhashEMIteratorStart(&it, pk->pk_eclass, rel->relids);
+	while ((em = SimhashEMIteratorNext(&it)) != NULL)
+	{
+		Var		   *var = SimhashSortKeyColumnVar((Node *) em->em_expr);
+
+		if (var == NULL || var->varno != rel->relid || var->varlevelsup != 0 ||
+			var->varattno != info->indexkeys[1])
+			continue;
+		if (pk->pk_opfamily !=
+			lookup_type_cache(var->vartype, TYPECACHE_BTREE_OPFAMILY)->btree_opf)
+			return 0;
+		return SIMHASH_SK_PAYLOAD_ORDER |
+			(SimhashPathKeyIsDesc(pk) ? SIMHASH_SK_PAYLOAD_DESC : 0) |
+			(pk->pk_nulls_first ? SIMHASH_SK_PAYLOAD_NULLS_FIRST : 0);
+	}
+	return 0;
+}

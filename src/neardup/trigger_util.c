@@ -24,6 +24,7 @@
 #include "commands/trigger.h"
 #include "executor/tuptable.h"
 #include "lib/stringinfo.h"
+#include "utils/datum.h"
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
@@ -240,14 +241,33 @@ SimhashJoinSlotTextColumns(TupleTableSlot *slot, const AttrNumber *cols, int nco
 /*
  * Do two rows have the same text in columns "cols", joined as
  * SimhashJoinTextColumns joins them (the same bytes, or both NULL)?
+ *
+ * An UPDATE that does not set the columns keeps their stored values, a
+ * long one as the very same TOAST pointer: columns equal as stored are the
+ * same text, told without reading (and detoasting) it.
  */
 bool
 SimhashSameTextColumns(HeapTuple a, HeapTuple b, TupleDesc desc, const AttrNumber *cols,
 					   int ncols)
 {
-	text	   *ta = SimhashJoinTextColumns(a, desc, cols, ncols);
-	text	   *tb = SimhashJoinTextColumns(b, desc, cols, ncols);
+	bool		same_stored = true;
+	text	   *ta;
+	text	   *tb;
 
+	for (int i = 0; i < ncols && same_stored; i++)
+	{
+		bool		anull;
+		bool		bnull;
+		Datum		da = heap_getattr(a, cols[i], desc, &anull);
+		Datum		db = heap_getattr(b, cols[i], desc, &bnull);
+
+		same_stored = (anull == bnull) && (anull || datumIsEqual(da, db, false, -1));
+	}
+	if (same_stored)
+		return true;
+
+	ta = SimhashJoinTextColumns(a, desc, cols, ncols);
+	tb = SimhashJoinTextColumns(b, desc, cols, ncols);
 	if (ta == NULL || tb == NULL)
 		return ta == tb;
 	return VARSIZE_ANY_EXHDR(ta) == VARSIZE_ANY_EXHDR(tb) &&

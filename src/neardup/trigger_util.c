@@ -277,25 +277,39 @@ SimhashSameTextColumns(HeapTuple a, HeapTuple b, TupleDesc desc, const AttrNumbe
 /*
  * Read the similarity of the trigger option "verify=s": ASCII digits with
  * at most one point and at least one digit (no sign, exponent, spaces, NaN
- * or infinity), of a value from 0 to 1.  False if "num" is not one.
+ * or infinity), of a value from 0 to 1.  False if "num" is not one.  The
+ * decimal is compared with 1 as written, before rounding to a double:
+ * "1.00000000000000000001" is above 1, though it reads as the double 1.
  */
 bool
 SimhashParseSimilarity(const char *num, double *s)
 {
 	int			ndigits = 0;
 	int			npoints = 0;
+	const char *p = num;
 
-	for (const char *p = num; *p; p++)
+	for (const char *c = num; *c; c++)
 	{
-		if (*p >= '0' && *p <= '9')
+		if (*c >= '0' && *c <= '9')
 			ndigits++;
-		else if (*p == '.' && npoints == 0)
+		else if (*c == '.' && npoints == 0)
 			npoints++;
 		else
 			return false;
 	}
 	if (ndigits == 0)
 		return false;
+	/* above 1: an integer part other than 0 or 1, or 1 and a nonzero fraction */
+	while (*p == '0')
+		p++;
+	if (*p != '\0' && *p != '.')
+	{
+		if (*p != '1' || (p[1] != '\0' && p[1] != '.'))
+			return false;
+		for (p++; *p; p++)
+			if (*p != '.' && *p != '0')
+				return false;
+	}
 	/* LC_NUMERIC is always C in the backend: the point is the decimal point */
 	*s = strtod(num, NULL);
 	return *s >= 0.0 && *s <= 1.0;

@@ -61,7 +61,7 @@ REGRESS_OPTS = --load-extension=simhash
 # (simhash_own_inserts needs max_prepared_transactions > 0)
 ISOLATION = simhash_insert_scan simhash_own_inserts simhash_vacuum simhash_cic simhash_estimate \
 	simhash_subxact simhash_neardup_reject simhash_neardup_skip simhash_neardup_link \
-	simhash_neardup_bulk simhash_neardup_verify
+	simhash_neardup_bulk simhash_neardup_verify simhash_neardup_verify_modes
 ISOLATION_OPTS = --inputdir=$(srcdir)/sql_tests/isolation --load-extension=simhash
 
 # TAP suites (sql_tests/t/*.pl) through PGXS's own prove wiring:

@@ -423,6 +423,26 @@ RESET client_min_messages;
 DROP TRIGGER x ON vdocs;
 DROP TABLE vdocs;
 
+-- a generated text column is computed after BEFORE triggers, which would
+-- see no text in it: every new row would be "without text" and never a
+-- near-duplicate, an exact copy included (with verify= and with k 'auto').
+-- Refused with 0A000 when the trigger first fires.
+CREATE TABLE gdocs (id int PRIMARY KEY, raw text,
+					body text GENERATED ALWAYS AS (lower(raw)) STORED, fp simhash64);
+CREATE INDEX ON gdocs USING simhash (fp);
+INSERT INTO gdocs (id, raw, fp) VALUES (1, 'The quick brown fox jumps over the lazy dog.', bits(0));
+CREATE TRIGGER v BEFORE INSERT ON gdocs FOR EACH ROW
+	EXECUTE FUNCTION simhash_near_duplicate_trigger(fp, 3, 'reject', 'text=body', 'verify=0.5');
+SELECT state, message, detail, hint FROM error_fields($$INSERT INTO gdocs (id, raw, fp)
+	VALUES (2, 'The quick brown fox jumps over the lazy dog.', bits(1))$$);
+DROP TRIGGER v ON gdocs;
+CREATE TRIGGER v BEFORE INSERT ON gdocs FOR EACH ROW
+	EXECUTE FUNCTION simhash_near_duplicate_trigger(fp, 'auto', 'reject', 'text=body');
+SELECT state, message FROM error_fields($$INSERT INTO gdocs (id, raw, fp)
+	VALUES (3, 'The quick brown fox jumps over the lazy dog.', bits(0))$$);
+SELECT id, body FROM gdocs ORDER BY id;
+DROP TABLE gdocs;
+
 -- a bulk load: the transaction's own rows are searched in memory (by key
 -- past 256 rows); the rows kept are those a first-come scan keeps
 CREATE TABLE bulk_src AS

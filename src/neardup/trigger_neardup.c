@@ -336,6 +336,14 @@ SimhashParseTextColumns(SimhashNearDupInfo *info, Trigger *trigger, Relation rel
 					(errcode(ERRCODE_DATATYPE_MISMATCH),
 					 errmsg("column \"%s\" of table \"%s\" is not of a text type",
 							names[i], RelationGetRelationName(rel))));
+		/* a BEFORE trigger sees a generated column before it is computed */
+		if (TupleDescAttr(RelationGetDescr(rel), attno - 1)->attgenerated)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("text column \"%s\" of table \"%s\" is a generated column",
+							names[i], RelationGetRelationName(rel)),
+					 errdetail("Generated columns are computed after BEFORE triggers, so the trigger would find no text in it."),
+					 errhint("Name the columns it is generated from in 'text='.")));
 		info->text_attno[i] = attno;
 	}
 	return names;

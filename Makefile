@@ -21,6 +21,7 @@ OBJS = \
 	src/clusters/clusterjoin.o \
 	src/clusters/clusters.o \
 	src/core/ball.o \
+	src/core/catalog.o \
 	src/core/distance.o \
 	src/core/type.o \
 	src/executor/bandjoin.o \
@@ -42,7 +43,6 @@ OBJS = \
 	src/neardup/trigger_fingerprint.o \
 	src/neardup/trigger_neardup.o \
 	src/neardup/trigger_util.o \
-	src/planner/catalog.o \
 	src/planner/clause.o \
 	src/planner/knnpath.o \
 	src/planner/planner.o \

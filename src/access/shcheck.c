@@ -35,7 +35,6 @@
 #include "utils/snapmgr.h"
 
 #include "shindex.h"
-#include "simhash_catalog.h"
 
 PG_FUNCTION_INFO_V1(simhash_index_check);
 PG_FUNCTION_INFO_V1(simhash_index_stats);

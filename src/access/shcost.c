@@ -24,7 +24,6 @@
 #include "utils/spccache.h"
 
 #include "shindex.h"
-#include "simhash_planner.h"
 
 /*
  * Operator evaluations charged per page of a descent, as btcostestimate

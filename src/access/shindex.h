@@ -241,15 +241,6 @@ typedef struct SimhashOptions
 #define SIMHASH_MIN_FILLFACTOR		50
 
 /* ------------------------------------------------------------------------
- * Operator strategies of the simhash64_ops class
- * ------------------------------------------------------------------------
- */
-#define SIMHASH_WITHIN_STRATEGY	1	/* simhash64 <@ simhash_ball */
-#define SIMHASH_DISTANCE_STRATEGY 2 /* simhash64 <-> simhash64, ORDER BY */
-#define SIMHASH_EQUAL_STRATEGY	3	/* simhash64 = simhash64 */
-#define SIMHASH_NSTRATEGIES		3
-
-/* ------------------------------------------------------------------------
  * Functions
  * ------------------------------------------------------------------------
  */
@@ -304,7 +295,18 @@ typedef struct SimhashLeafCursor
 extern void SimhashLeafCursorSeek(SimhashLeafCursor *cur, Page page,
 								  SimhashSortKey from);
 extern bool SimhashLeafCursorNextAppended(SimhashLeafCursor *cur, SimhashEntry *e);
-pg_noreturn extern void SimhashLeafCorrupt(const char *what);
+
+/*
+ * Report a leaf page whose layout fields contradict each other.  A macro,
+ * not a function of shpage.c: the decoding below is inline, and the page
+ * format's header calls nothing in the page code.
+ */
+#define SimhashLeafCorrupt(what) \
+	ereport(ERROR, \
+			(errcode(ERRCODE_INDEX_CORRUPTED), \
+			 errmsg("simhash index contains a corrupted leaf page"), \
+			 errdetail("%s", (what)), \
+			 errhint("Please REINDEX it.")))
 
 /* Decode a varint at p; advances p. */
 static inline uint64

@@ -5,7 +5,8 @@
  *
  * Bands and buckets as the band join's, a union-find over row numbers,
  * and groups of connected rows inside a bucket so that a huge cluster
- * costs linear time.  See src/README, "Clusters".
+ * costs linear time; the progress NOTICEs of a long call.  See src/README,
+ * "Clusters".
  *
  * Copyright (c) 2026, the simhash authors
  *
@@ -18,6 +19,51 @@
 
 #include "clusters.h"
 #include "simhash.h"
+
+/*
+ * Report progress with a NOTICE every SIMHASH_CLUSTERS_REPORT_MS, the first
+ * one only after that long (short runs stay quiet), and honour cancel.
+ */
+void
+SimhashClustersProgress(SimhashClusters *st)
+{
+	TimestampTz now;
+	int			pct = (int) (st->done * 100);
+
+	CHECK_FOR_INTERRUPTS();
+	now = GetCurrentTimestamp();
+	if (!TimestampDifferenceExceeds(st->last_report, now, SIMHASH_CLUSTERS_REPORT_MS))
+		return;
+	st->last_report = now;
+	switch (st->phase)
+	{
+		case SIMHASH_CLUSTERS_READING:
+			ereport(NOTICE, (errmsg("simhash_clusters: %u rows read", st->nrows)));
+			break;
+		case SIMHASH_CLUSTERS_SORTING:
+			ereport(NOTICE, (errmsg("simhash_clusters: %u rows read, sorting them", st->nrows)));
+			break;
+		case SIMHASH_CLUSTERS_JOINING:
+			ereport(NOTICE,
+					(errmsg("simhash_clusters: band %d of %d, %d%% done, %llu comparisons, %u clusters so far",
+							st->band, st->nbands, pct,
+							(unsigned long long) st->ncompared, st->nclusters)));
+			break;
+		case SIMHASH_CLUSTERS_WRITING:
+			ereport(NOTICE, (errmsg("simhash_clusters: writing %u rows, %d%% done",
+									st->nrows, pct)));
+			break;
+	}
+}
+
+/* Count a unit of work; check for interrupts, and now and then report. */
+static inline void
+SimhashClustersTick(SimhashClusters *st)
+{
+	CHECK_FOR_INTERRUPTS();
+	if ((++st->ticks & 1023) == 0)
+		SimhashClustersProgress(st);
+}
 
 /*
  * Choose the bands and their radii, or one bucket for all rows when that

@@ -105,21 +105,10 @@ typedef struct SimhashClusters
 	TimestampTz last_report;
 } SimhashClusters;
 
-/* clusters.c */
-extern void SimhashClustersProgress(SimhashClusters *st);
-
 /* clusterjoin.c */
+extern void SimhashClustersProgress(SimhashClusters *st);
 extern void SimhashClustersPlan(SimhashClusters *st);
 extern void SimhashClustersJoin(SimhashClusters *st);
-
-/* Count a unit of work; check for interrupts, and now and then report. */
-static inline void
-SimhashClustersTick(SimhashClusters *st)
-{
-	CHECK_FOR_INTERRUPTS();
-	if ((++st->ticks & 1023) == 0)
-		SimhashClustersProgress(st);
-}
 
 /* Root of row x's component (path halving). */
 static inline uint32

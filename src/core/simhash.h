@@ -82,6 +82,47 @@ typedef struct SimhashBall
 
 #define PG_GETARG_SIMHASHBALL(n) DatumGetSimhashBall(PG_GETARG_DATUM(n))
 
+/* radius assumed by estimates when it is only known at run time */
+#define SIMHASH_ESTIMATE_RADIUS 3
+
+/* ball.c: the radius of a simhash_ball expression (nodes/primnodes.h) */
+extern int	SimhashBallExprRadius(struct Node *node, uint64 *center, bool *center_known);
+
+/*
+ * Operator strategies of the simhash64_ops class (the install script's
+ * CREATE OPERATOR CLASS)
+ */
+#define SIMHASH_WITHIN_STRATEGY	1	/* simhash64 <@ simhash_ball */
+#define SIMHASH_DISTANCE_STRATEGY 2 /* simhash64 <-> simhash64, ORDER BY */
+#define SIMHASH_EQUAL_STRATEGY	3	/* simhash64 = simhash64 */
+#define SIMHASH_NSTRATEGIES		3
+
+/*
+ * catalog.c: the extension's catalog objects, found once and cached.
+ * The OIDs of the objects the planner, the join and the triggers recognize.
+ * A field is InvalidOid when the object does not exist (the extension is
+ * not installed in this database, or is being created or dropped).
+ */
+typedef struct SimhashCatalog
+{
+	Oid			am;				/* access method simhash */
+	Oid			fingerprint_type;	/* simhash64 */
+	Oid			ball_type;		/* simhash_ball */
+	Oid			opfamily;		/* simhash64_ops of the access method */
+	Oid			distance_op;	/* simhash64 <-> simhash64 */
+	Oid			distance_func;	/* hamming(simhash64, simhash64) */
+	Oid			within_op;		/* simhash64 <@ simhash_ball */
+	Oid			within_func;	/* simhash_within(simhash64, simhash64, int4) */
+	Oid			ball_func;		/* simhash_ball(simhash64, int4) */
+} SimhashCatalog;
+
+extern void SimhashRegisterCatalogCallbacks(void);
+extern const SimhashCatalog *SimhashGetCatalog(void);
+extern bool SimhashIsIndexAm(Oid amoid);
+extern bool SimhashIsFingerprintType(Oid typid);
+extern bool SimhashIsBallType(Oid typid);
+extern bool SimhashIsOpfamilyComplete(Oid opfamily);
+
 /* Hamming distance between two fingerprints */
 static inline int
 SimhashDistance(uint64 a, uint64 b)

@@ -41,7 +41,7 @@
 
 #include "shindex.h"
 #include "bandjoin.h"
-#include "simhash_catalog.h"
+#include "simhash_executor.h"
 #include "simhash_planner.h"
 
 /* the C functions behind hamming() and simhash_within() (distance.c) */

@@ -37,10 +37,7 @@ enum
 	SJ_PRIV_NOUTER
 };
 
-/* shjoin.c */
-extern void SimhashInstallJoinHook(void);
-
-/* shjoinexec.c */
+/* bandjoin_exec.c */
 extern const CustomScanMethods SimhashJoinScanMethods;
 
 #endif							/* SHJOIN_H */

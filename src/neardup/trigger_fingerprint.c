@@ -45,7 +45,6 @@
 
 #include "neardup.h"
 #include "shindex.h"
-#include "simhash_catalog.h"
 
 PG_FUNCTION_INFO_V1(simhash_fingerprint_trigger);
 

@@ -50,7 +50,6 @@
 
 #include "neardup.h"
 #include "shindex.h"
-#include "simhash_catalog.h"
 
 PG_FUNCTION_INFO_V1(simhash_near_duplicate_trigger);
 

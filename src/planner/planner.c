@@ -38,7 +38,6 @@
 #include "utils/syscache.h"
 
 #include "shindex.h"
-#include "simhash_catalog.h"
 #include "simhash_planner.h"
 
 PG_FUNCTION_INFO_V1(simhash_distance_support);

@@ -2,6 +2,7 @@
 
 MODULE_big = simhash
 OBJS = \
+	src/access/keycache.o \
 	src/access/shbuild.o \
 	src/access/shcheck.o \
 	src/access/shcost.o \
@@ -35,7 +36,6 @@ OBJS = \
 	src/fingerprint/textsource.o \
 	src/fingerprint/tokenize.o \
 	src/module.o \
-	src/neardup/keycache.o \
 	src/neardup/neardup_lock.o \
 	src/neardup/neardup_rls.o \
 	src/neardup/neardup_search.o \

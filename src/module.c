@@ -16,7 +16,7 @@
 #include "utils/guc.h"
 
 #include "neardup.h"
-#include "shindex.h"
+#include "simhash_am.h"
 #include "simhash_executor.h"
 #include "simhash_planner.h"
 

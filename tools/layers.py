@@ -21,7 +21,9 @@ circle).  An arrow A -> B means A needs B:
 
 Prints each layer with its files, then the folder-to-folder arrows with
 their counts.  Exits 1 naming every offender: an arrow from a lower layer
-into a higher one, or a circle (a strongly connected set of files), across
+into a higher one, an include of another folder's header that is not its
+interface (INTERFACE below: one header per layer; any header of core/), or
+a circle (a strongly connected set of files), across
 folders or inside one (a header whose inline code calls into the .c file
 that includes it, two files that call each other): the drawing must be a
 stack, so each layer reads from the bottom up.  Exits 0 otherwise.  Python 3
@@ -34,6 +36,11 @@ import sys
 LAYERS = [["core"], ["fingerprint"], ["access"], ["planner"], ["executor"],
           ["neardup", "clusters"], ["module"]]
 RANK = {folder: i for i, floor in enumerate(LAYERS) for folder in floor}
+# the one header through which other folders use a layer; core/ is the
+# foundation, all of its headers are shared
+INTERFACE = {"fingerprint": "fingerprint.h", "access": "simhash_am.h",
+             "planner": "simhash_planner.h", "executor": "simhash_executor.h",
+             "neardup": "neardup.h", "clusters": "clusters.h"}
 
 COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
 STRING = re.compile(r'"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'')
@@ -212,6 +219,10 @@ def main(argv):
         if RANK[fa] < RANK[fb]:
             offenders.append("up a layer: %s (%s) -> %s (%s): %s"
                              % (a, fa, b, fb, ", ".join(why)))
+        elif (fa != fb and b.endswith(".h") and fb in INTERFACE
+              and os.path.basename(b) != INTERFACE[fb]):
+            offenders.append("past the interface: %s -> %s (%s's interface is %s)"
+                             % (a, b, fb, INTERFACE[fb]))
     for comp in circles(files, arrows):
         folders = sorted({folder_of(f) for f in comp})
         inner = [(a, b) for (a, b) in arrows if a in comp and b in comp]

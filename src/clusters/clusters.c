@@ -400,8 +400,8 @@ SimhashClustersPrepare(SimhashClusters *st)
 		st->rows = repalloc_huge(st->rows, sizeof(SimhashClusterRow) * n);
 		st->maxrows = n;
 	}
-	st->start = MemoryContextAlloc(st->cxt, sizeof(uint32) * (SIMHASH_CLUSTERS_KEYS + 1));
-	st->masks = MemoryContextAlloc(st->cxt, sizeof(uint16) * SIMHASH_CLUSTERS_KEYS);
+	st->start = MemoryContextAlloc(st->cxt, sizeof(uint32) * (SIMHASH_BLOCK_KEYS + 1));
+	st->masks = MemoryContextAlloc(st->cxt, sizeof(uint16) * SIMHASH_BLOCK_KEYS);
 	SimhashClustersPlan(st);
 	bytes = SimhashClustersBytes(st->nrows, st->maxbucket);
 	if (bytes > st->limit)

@@ -38,7 +38,7 @@
 #include "utils/sortsupport.h"
 #include "utils/tuplesort.h"
 
-#include "shindex.h"
+#include "simhash_am.h"
 #include "simhash_executor.h"
 #include "simhash_planner.h"
 

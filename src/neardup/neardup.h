@@ -19,7 +19,7 @@
 #include "storage/itemptr.h"
 #include "utils/relcache.h"
 
-#include "simhash.h"
+#include "fingerprint.h"
 
 /* fingerprint.c */
 extern Datum simhash_text(PG_FUNCTION_ARGS);

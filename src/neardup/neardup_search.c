@@ -39,7 +39,7 @@
 #include "utils/snapmgr.h"
 
 #include "neardup.h"
-#include "shindex.h"
+#include "simhash_am.h"
 
 /* a fingerprint near the new row's, in some competing table */
 typedef struct SimhashCandidate

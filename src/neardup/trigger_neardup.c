@@ -49,7 +49,7 @@
 #include "utils/varlena.h"
 
 #include "neardup.h"
-#include "shindex.h"
+#include "simhash_am.h"
 
 PG_FUNCTION_INFO_V1(simhash_near_duplicate_trigger);
 

@@ -35,7 +35,7 @@
 #include "utils/lsyscache.h"
 #include "utils/typcache.h"
 
-#include "shindex.h"
+#include "simhash_am.h"
 #include "simhash_planner.h"
 
 /* simhash.enable_nearest_sort */

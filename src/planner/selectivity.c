@@ -32,7 +32,7 @@
 #include "utils/selfuncs.h"
 #include "utils/syscache.h"
 
-#include "shindex.h"
+#include "simhash_am.h"
 #include "simhash_planner.h"
 
 /* most work one counting search may do, in shprobe.c's cost units */

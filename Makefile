@@ -39,6 +39,7 @@ OBJS = \
 	src/neardup/neardup_lock.o \
 	src/neardup/neardup_rls.o \
 	src/neardup/neardup_search.o \
+	src/neardup/neardup_setup.o \
 	src/neardup/neardup_stmt.o \
 	src/neardup/trigger_fingerprint.o \
 	src/neardup/trigger_neardup.o \

@@ -122,6 +122,10 @@ typedef struct SimhashNearVerify
 	SimhashJaccardSide *features;	/* its features, extracted at first use */
 } SimhashNearVerify;
 
+/* neardup_setup.c: the trigger's definition, once per statement */
+extern SimhashNearDupInfo *SimhashNearDupSetup(FunctionCallInfo fcinfo,
+											   TriggerData *trigdata);
+
 /* neardup_search.c */
 extern void SimhashFindNearDuplicate(const SimhashNearDupInfo *info, uint64 fp, int k,
 									 const Datum *scope, ItemPointer self,

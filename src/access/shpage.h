@@ -91,24 +91,24 @@ SimhashKeyLowest(uint16 key)
 	return (uint64) key << SIMHASH_KEY_SHIFT;
 }
 
-/* the 48 bits of fp that are not block "band" */
+/* the 48 bits of fp that are not block "block" */
 static inline uint64
-SimhashRestOf(uint64 fp, int band)
+SimhashRestOf(uint64 fp, int block)
 {
-	int			shift = SIMHASH_BITS - SIMHASH_BLOCK_BITS * (band + 1);
+	int			shift = SIMHASH_BITS - SIMHASH_BLOCK_BITS * (block + 1);
 	uint64		low = fp & ((UINT64CONST(1) << shift) - 1);
-	uint64		high = (band == 0) ? 0 : fp >> (shift + SIMHASH_BLOCK_BITS);
+	uint64		high = (block == 0) ? 0 : fp >> (shift + SIMHASH_BLOCK_BITS);
 
 	return (high << shift) | low;
 }
 
-/* reassemble a fingerprint from its band key and rest */
+/* reassemble a fingerprint from the key of block "block" and the rest */
 static inline uint64
-SimhashFingerprintOf(uint16 key, uint64 rest, int band)
+SimhashFingerprintOf(uint16 key, uint64 rest, int block)
 {
-	int			shift = SIMHASH_BITS - SIMHASH_BLOCK_BITS * (band + 1);
+	int			shift = SIMHASH_BITS - SIMHASH_BLOCK_BITS * (block + 1);
 	uint64		low = rest & ((UINT64CONST(1) << shift) - 1);
-	uint64		high = (band == 0) ? 0 :
+	uint64		high = (block == 0) ? 0 :
 		(rest >> shift) << (shift + SIMHASH_BLOCK_BITS);
 
 	return high | ((uint64) key << shift) | low;

@@ -57,11 +57,11 @@ SimhashBlockCounts(uint64 x)
 	return (x + (x >> 8)) & UINT64CONST(0x00FF00FF00FF00FF);
 }
 
-/* The count of band "band" (0 = most significant block) from the lanes. */
+/* The count of block "block" (0 = most significant) from the lanes. */
 static inline int
-SimhashLane(uint64 counts, int band)
+SimhashLane(uint64 counts, int block)
 {
-	return (int) ((counts >> (SIMHASH_BITS - SIMHASH_BLOCK_BITS * (band + 1))) & 0xFF);
+	return (int) ((counts >> (SIMHASH_BITS - SIMHASH_BLOCK_BITS * (block + 1))) & 0xFF);
 }
 
 /* The sum of the four lanes: the Hamming distance. */

@@ -6,8 +6,11 @@
  *
  * The index returns rows by distance; this node sorts the rows of each
  * distance by the other keys, and asks the index when a distance is done
- * instead of reading the next row as an Incremental Sort must.  See
- * src/README, "Nearest neighbours with a tie-break".
+ * instead of reading the next row as an Incremental Sort must.  This is
+ * the executor half: the planner makes the node's path and plan
+ * (planner/knnpath.c, plan layout in simhash_planner.h) and finds its
+ * methods by name; the node talks to the index through simhash_knn.h.
+ * See src/README, "Nearest neighbours with a tie-break".
  *
  * Copyright (c) 2026, the simhash authors
  *
@@ -25,14 +28,8 @@
 #include "executor/nodeIndexscan.h"
 #include "miscadmin.h"
 #include "nodes/extensible.h"
-#include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
-#include "optimizer/cost.h"
-#include "optimizer/pathnode.h"
-#include "optimizer/paths.h"
-#include "optimizer/tlist.h"
 #include "utils/builtins.h"
-#include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/ruleutils.h"
 #include "utils/sortsupport.h"

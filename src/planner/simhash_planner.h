@@ -1,7 +1,11 @@
 /*-------------------------------------------------------------------------
  *
  * simhash_planner.h
- *	  Planner support: selectivity of radius clauses, index costs.
+ *	  The planner layer's interface: radius clauses, estimates, the
+ *	  planner hook, nearest-neighbour paths and the nearest sort's plan.
+ *
+ * Used by the executor (band join, nearest sort), clusters and _PG_init;
+ * the planner itself calls only core/ and access/ (simhash_am.h).
  *
  * Copyright (c) 2026, the simhash authors
  *

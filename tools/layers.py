@@ -164,22 +164,22 @@ def circles(nodes, arrows):
     index, low, stack, on, out = {}, {}, [], set(), []
     counter = [0]
 
-    def visit(v):
-        work = [(v, iter(succ[v]))]
+    def enter(v, work):
         index[v] = low[v] = counter[0]
         counter[0] += 1
         stack.append(v)
         on.add(v)
+        work.append((v, iter(succ[v])))
+
+    def visit(v):
+        work = []
+        enter(v, work)
         while work:
             node, it = work[-1]
             pushed = False
             for w in it:
                 if w not in index:
-                    index[w] = low[w] = counter[0]
-                    counter[0] += 1
-                    stack.append(w)
-                    on.add(w)
-                    work.append((w, iter(succ[w])))
+                    enter(w, work)
                     pushed = True
                     break
                 if w in on:

@@ -73,7 +73,7 @@ ISOLATION_OPTS = --inputdir=$(srcdir)/sql_tests/isolation --load-extension=simha
 PROVE_TESTS ?= sql_tests/t/*.pl
 PROVE_FLAGS = -I sql_tests/t
 
-# each layer's folder is on the include path: #include "shindex.h"
+# each layer's folder is on the include path: #include "simhash_am.h"
 PG_CPPFLAGS = $(patsubst %,-I$(srcdir)/src/%,core fingerprint access planner executor neardup clusters)
 
 # -Werror with the warnings PostgreSQL's own headers trigger turned off

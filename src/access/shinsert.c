@@ -296,7 +296,7 @@ SimhashWritePending(Relation index, SimhashPendingGroup *p)
 
 /*
  * How many times this backend has written pending rows into an index: a
- * cache of index contents (shkeycache.c) is stale once this changes.
+ * cache of index contents (keycache.c) is stale once this changes.
  */
 uint64
 SimhashPendingFlushes(void)

@@ -366,17 +366,6 @@ SimhashLeafAppend(Page page, const SimhashEntry *entries, int n)
 	return true;
 }
 
-/* Report a leaf page whose layout fields contradict each other. */
-void
-SimhashLeafCorrupt(const char *what)
-{
-	ereport(ERROR,
-			(errcode(ERRCODE_INDEX_CORRUPTED),
-			 errmsg("simhash index contains a corrupted leaf page"),
-			 errdetail("%s", what),
-			 errhint("Please REINDEX it.")));
-}
-
 /*
  * Check the layout of a leaf before decoding it, so that no damaged page
  * makes a reader leave the page: the areas are nested as shpage.c lays

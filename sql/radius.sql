@@ -184,11 +184,13 @@ SET enable_indexscan = off; SET enable_bitmapscan = on;
 EXPLAIN (COSTS OFF) SELECT id FROM rwide WHERE fp <@ simhash_ball('0000000000000000', 7);
 INSERT INTO rwide_r SELECT 'bitmap', qid, k, rwide_ids(q, k)
 FROM rwide_q, unnest(ARRAY[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 16, 20, 24, 31]) k;
-RESET enable_indexscan; RESET enable_bitmapscan; RESET enable_seqscan;
 -- the sequential scan
+SET enable_seqscan = on; SET enable_indexscan = off; SET enable_bitmapscan = off;
+EXPLAIN (COSTS OFF) SELECT id FROM rwide WHERE hamming(fp, '0000000000000000') <= 7;
 INSERT INTO rwide_r SELECT 'seq', qid, k,
 	(SELECT coalesce(array_agg(id ORDER BY id), '{}') FROM rwide WHERE hamming(fp, q) <= k)
 FROM rwide_q, unnest(ARRAY[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 16, 20, 24, 31]) k;
+RESET enable_indexscan; RESET enable_bitmapscan; RESET enable_seqscan;
 -- every scan, query and radius; how many rows the sequential scan found
 SELECT a.scan, count(*) AS compared, count(*) FILTER (WHERE a.ids IS DISTINCT FROM s.ids) AS differ,
 	   sum(cardinality(s.ids)) AS seq_rows

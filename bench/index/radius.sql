@@ -13,9 +13,11 @@
 --             (stock PostgreSQL: about as many rows as the k = 7 query)
 --   one k=K   SELECT count(id) FROM ts_docs WHERE fp <-> simhash($1) <= K
 --   two k=K   ... AND simhash_jaccard(body, $1) >= 0.7
--- A warm-up pass over all forms, then one timed pass; the total ms of each
--- form goes to ts_r (label, round, form, ms, rows).  radius_report.sql
--- reads ts_r.
+-- A warm-up pass over all forms, then one timed pass; the total wall-clock
+-- ms of each form, and the backend's CPU ms (its time on a core, from
+-- /proc/self/schedstat, in ns: on a machine shared with other jobs the wall
+-- clock also counts waiting for a core), go to ts_r (label, round, form,
+-- ms, cpu_ms, rows).  radius_report.sql reads ts_r.
 
 \set ON_ERROR_STOP on
 SET client_min_messages = warning;
@@ -35,8 +37,11 @@ SELECT row_number() OVER () AS qid, id,
 FROM (SELECT id, body FROM ts_docs ORDER BY random() LIMIT :nq) s;
 ANALYZE ts_rq;
 \endif
-CREATE TABLE IF NOT EXISTS ts_r (label text, round int, form text, ms float8, rows_found int8,
-								 nq int);
+CREATE TABLE IF NOT EXISTS ts_r (label text, round int, form text, ms float8, cpu_ms float8,
+								 rows_found int8, nq int);
+-- time this backend has spent on a core, ms (Linux; superuser)
+CREATE OR REPLACE FUNCTION ts_cpu_ms() RETURNS float8 LANGUAGE sql AS $$
+	SELECT split_part(pg_read_file('/proc/self/schedstat'), ' ', 1)::int8 / 1e6 $$;
 
 SET bench.label = :'label';
 SET bench.round = :'round';
@@ -45,6 +50,7 @@ DECLARE
 	r record;
 	form text;
 	t0 timestamptz;
+	c0 float8;
 	n int8;
 	total float8;
 	found int8;
@@ -64,6 +70,7 @@ BEGIN
 			total := 0;
 			found := 0;
 			nq := 0;
+			c0 := ts_cpu_ms();
 			FOR r IN SELECT q, id FROM ts_rq ORDER BY qid LOOP
 				t0 := clock_timestamp();
 				EXECUTE sql INTO n USING r.q, r.id;
@@ -73,7 +80,8 @@ BEGIN
 			END LOOP;
 			IF pass = 1 THEN
 				INSERT INTO ts_r VALUES (current_setting('bench.label'),
-										 current_setting('bench.round')::int, form, total, found, nq);
+										 current_setting('bench.round')::int, form, total,
+										 ts_cpu_ms() - c0, found, nq);
 			END IF;
 		END LOOP;
 	END LOOP;

@@ -439,7 +439,7 @@ SimhashRestartKey(Page page, const uint16 *restarts, int i)
  *
  * The restart is found by interpolation: band keys are hashes, spread
  * evenly over a leaf's key range, so the guess is within a restart or two
- * of the one wanted, and one or two restarts are read (each a cache miss on
+ * of the one wanted, and one to three restarts are read (each a cache miss on
  * a page just brought in) rather than a binary search's six or seven; a
  * binary search finishes if the guess was far off.
  */

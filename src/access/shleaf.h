@@ -83,6 +83,39 @@ SimhashGetVarint(const char **p)
 	uint64		v = s[0] & 0x7F;
 	int			i = 0;
 
+#ifndef WORDS_BIGENDIAN
+	{
+		/*
+		 * Up to eight bytes at once, without a branch per byte: a probe
+		 * decodes every entry of its key, hundreds at 10M rows, and the
+		 * byte loop's mispredictions were most of the cost.  The varint
+		 * ends at the first byte with its top bit clear; pack the 7-bit
+		 * groups before it.  (The loop below reads as far, up to 10 bytes.)
+		 */
+		uint64		w;
+		uint64		stops;
+
+		memcpy(&w, s, sizeof(w));
+		stops = ~w & UINT64CONST(0x8080808080808080);
+		if (likely(stops != 0))
+		{
+			int			len = pg_rightmost_one_pos64(stops) / 8 + 1;
+
+			if (len < 8)
+				w &= (UINT64CONST(1) << (8 * len)) - 1;
+			w &= UINT64CONST(0x7f7f7f7f7f7f7f7f);
+			w = ((w & UINT64CONST(0x7f007f007f007f00)) >> 1) |
+				(w & UINT64CONST(0x007f007f007f007f));
+			w = ((w & UINT64CONST(0x3fff00003fff0000)) >> 2) |
+				(w & UINT64CONST(0x00003fff00003fff));
+			w = ((w & UINT64CONST(0x0fffffff00000000)) >> 4) |
+				(w & UINT64CONST(0x000000000fffffff));
+			*p = (const char *) s + len;
+			return w;
+		}
+	}
+#endif
+
 	/* at most 10 bytes, even on a damaged page */
 	while ((s[i] & 0x80) && i < 9)
 	{

@@ -94,10 +94,14 @@ SimhashRangeNext(IndexScanDesc scan)
 		if (so->hits.n > 0)
 		{
 			/*
-			 * Hand the matches over holding no pin: VACUUM waits for pins
-			 * (cleanup lock), and the executor may keep us waiting long.
+			 * Hand the matches over holding no pin on a leaf: VACUUM waits
+			 * for them (cleanup lock), and the executor may keep us waiting
+			 * long.  The parent stays pinned, for the next probe's descent:
+			 * nothing takes a cleanup lock on an internal page.
 			 */
-			SimhashReleaseLeaf(so);
+			if (BufferIsValid(so->curbuf))
+				ReleaseBuffer(so->curbuf);
+			so->curbuf = InvalidBuffer;
 			return true;
 		}
 	}

@@ -1,0 +1,172 @@
+/*-------------------------------------------------------------------------
+ *
+ * bandtable.c
+ *	  The in-memory band table: rows sorted by one band's 16-bit block.
+ *
+ * The sort is a least-significant-digit radix sort in two stable passes of
+ * 8 bits (low byte of the block, then high byte), each a counting sort with
+ * 256 counters: with 65536 counters a single pass would scatter its writes
+ * over as many places, which costs more than the second pass once the rows
+ * outgrow the cache.  A last pass copies the fingerprints into the band's
+ * order and counts the directory's buckets.  Stability keeps the rows of
+ * one block in input order, which the callers rely on (the pending buffer's
+ * rows are in insertion order).  See src/README, "The band join".
+ *
+ * Copyright (c) 2026, the simhash authors
+ *
+ * IDENTIFICATION
+ *	  src/core/bandtable.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+
+#include "bandtable.h"
+
+/* rows between interrupt checks */
+#define SIMHASH_BANDTABLE_CHUNK_MASK	0xFFFF
+
+/*
+ * Directory bits for a table of n rows: about one bucket per row, at most
+ * one bucket per block.
+ */
+int
+SimhashBandTableDirBits(Size nrows)
+{
+	int			bits = 0;
+
+	while (bits < SIMHASH_BLOCK_BITS && ((Size) 1 << bits) < nrows)
+		bits++;
+	return bits;
+}
+
+/* Bytes of the directory of 2^dir_bits buckets (its end included). */
+Size
+SimhashBandTableDirBytes(int dir_bits)
+{
+	Assert(dir_bits >= 0 && dir_bits <= SIMHASH_BLOCK_BITS);
+	return sizeof(uint32) * (((Size) 1 << dir_bits) + 1);
+}
+
+#ifdef USE_ASSERT_CHECKING
+/*
+ * Check a sorted table: the directory rises to nrows, every row lies in its
+ * block's bucket, blocks never fall, rows of one block are in input order,
+ * and each fingerprint is its row's.
+ */
+static void
+SimhashBandTableCheck(const SimhashBandTable *t, const SimhashBandRows *rows)
+{
+	Size		nbuckets = (Size) 1 << t->dir_bits;
+	int			shift = SIMHASH_BLOCK_BITS - t->dir_bits;
+
+	Assert(t->start[0] == 0);
+	Assert(t->start[nbuckets] == t->nrows);
+	for (Size b = 0; b < nbuckets; b++)
+	{
+		Assert(t->start[b] <= t->start[b + 1]);
+		for (uint32 pos = t->start[b]; pos < t->start[b + 1]; pos++)
+			Assert((Size) (SimhashBlock(t->fp[pos], t->band) >> shift) == b);
+	}
+	for (uint32 pos = 0; pos < t->nrows; pos++)
+	{
+		Assert(t->row[pos] < rows->nrows);
+		Assert(!SimhashBandRowIsNull(rows, t->row[pos]));
+		Assert(t->fp[pos] == SimhashBandRowFp(rows, t->row[pos]));
+		if (pos > 0)
+		{
+			uint16		prev = SimhashBlock(t->fp[pos - 1], t->band);
+			uint16		cur = SimhashBlock(t->fp[pos], t->band);
+
+			Assert(prev <= cur);
+			Assert(prev < cur || t->row[pos - 1] < t->row[pos]);
+		}
+	}
+}
+#endif
+
+/*
+ * Sort the non-NULL input rows by the block of table->band into
+ * table->row and table->fp, and build the directory of 2^table->dir_bits
+ * buckets in table->start; table->nrows is set to the rows sorted.  The
+ * arrays hold at least rows->nrows entries (the directory:
+ * SimhashBandTableDirBytes), as does "scratch", which is left undefined.
+ * Without scratch (NULL), the room of table->fp serves: the fingerprints
+ * are written only after the last use of scratch.
+ */
+void
+SimhashBandTableSort(SimhashBandTable *table, const SimhashBandRows *rows,
+					 uint32 *scratch)
+{
+	uint32		count[256];
+	uint32		nrows = 0;
+	int			band = table->band;
+	int			shift = SIMHASH_BLOCK_BITS - table->dir_bits;
+	Size		nbuckets = (Size) 1 << table->dir_bits;
+	uint32	   *start = table->start;
+
+	if (scratch == NULL)
+		scratch = (uint32 *) table->fp;
+
+	Assert(band >= 0 && band < SIMHASH_BLOCKS);
+	Assert(table->dir_bits >= 0 && table->dir_bits <= SIMHASH_BLOCK_BITS);
+	Assert(rows->nrows <= SIMHASH_BANDTABLE_MAX_ROWS);
+	Assert(rows->nrows <= 1 || rows->stride >= sizeof(uint64));
+
+	/* the low byte of the block: input order into scratch */
+	memset(count, 0, sizeof(count));
+	for (uint32 i = 0; i < rows->nrows; i++)
+	{
+		if ((i & SIMHASH_BANDTABLE_CHUNK_MASK) == 0)
+			CHECK_FOR_INTERRUPTS();
+		if (!SimhashBandRowIsNull(rows, i))
+			count[SimhashBlock(SimhashBandRowFp(rows, i), band) & 0xFF]++;
+	}
+	nrows = SimhashCountsToStarts(count, 256);
+	for (uint32 i = 0; i < rows->nrows; i++)
+	{
+		if ((i & SIMHASH_BANDTABLE_CHUNK_MASK) == 0)
+			CHECK_FOR_INTERRUPTS();
+		if (!SimhashBandRowIsNull(rows, i))
+			scratch[count[SimhashBlock(SimhashBandRowFp(rows, i), band) & 0xFF]++] = i;
+	}
+
+	/* the high byte: scratch into the table's order */
+	memset(count, 0, sizeof(count));
+	for (uint32 i = 0; i < nrows; i++)
+	{
+		if ((i & SIMHASH_BANDTABLE_CHUNK_MASK) == 0)
+			CHECK_FOR_INTERRUPTS();
+		count[SimhashBlock(SimhashBandRowFp(rows, scratch[i]), band) >> 8]++;
+	}
+	(void) SimhashCountsToStarts(count, 256);
+	for (uint32 i = 0; i < nrows; i++)
+	{
+		uint32		r = scratch[i];
+
+		if ((i & SIMHASH_BANDTABLE_CHUNK_MASK) == 0)
+			CHECK_FOR_INTERRUPTS();
+		table->row[count[SimhashBlock(SimhashBandRowFp(rows, r), band) >> 8]++] = r;
+	}
+
+	/* the fingerprints in that order, and where each bucket starts */
+	memset(start, 0, SimhashBandTableDirBytes(table->dir_bits));
+	for (uint32 i = 0; i < nrows; i++)
+	{
+		uint64		fp = SimhashBandRowFp(rows, table->row[i]);
+
+		if ((i & SIMHASH_BANDTABLE_CHUNK_MASK) == 0)
+			CHECK_FOR_INTERRUPTS();
+		table->fp[i] = fp;
+		start[(SimhashBlock(fp, band) >> shift) + 1]++;
+	}
+	for (Size b = 0; b < nbuckets; b++)
+		start[b + 1] += start[b];
+	table->nrows = nrows;
+
+#ifdef USE_ASSERT_CHECKING
+	SimhashBandTableCheck(table, rows);
+#endif
+}

@@ -455,20 +455,15 @@ SimhashPendingSnapshot(SimhashPendingGroup *g)
 		}
 		g->snap_room = g->maxrows;
 	}
-	rows.fp = &g->rows[0].fp;
-	rows.isnull = &g->rows[0].isnull;
-	rows.stride = sizeof(SimhashPendingRow);
-	rows.nrows = g->nrows;
+	SimhashBandRowsInit(&rows, &g->rows[0].fp, &g->rows[0].isnull, sizeof(SimhashPendingRow),
+						g->nrows);
 	for (int j = 0; j < SIMHASH_NBANDS; j++)
 	{
 		SimhashBandTable table;
 
 		/* one bucket per key; row numbers are below maxrows, an int */
-		table.band = j;
-		table.dir_bits = SIMHASH_BLOCK_BITS;
-		table.fp = g->snap_fp[j];
-		table.row = (uint32 *) g->snap_row[j];
-		table.start = g->snap_start[j];
+		SimhashBandTableInit(&table, j, SIMHASH_BLOCK_BITS, g->snap_fp[j],
+							 (uint32 *) g->snap_row[j], g->snap_start[j]);
 		SimhashBandTableSort(&table, &rows, NULL);
 	}
 	g->nsnap = g->nrows;

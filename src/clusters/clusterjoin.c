@@ -109,15 +109,8 @@ SimhashClustersSortBand(SimhashClusters *st, int j)
 	SimhashBandRows rows;
 	SimhashBandTable table;
 
-	rows.fp = &st->rows[0].fp;
-	rows.isnull = NULL;
-	rows.stride = sizeof(SimhashClusterRow);
-	rows.nrows = st->nrows;
-	table.band = j;
-	table.dir_bits = SIMHASH_BLOCK_BITS;
-	table.fp = st->band_fp;
-	table.row = st->band_row;
-	table.start = st->start;
+	SimhashBandRowsInit(&rows, &st->rows[0].fp, NULL, sizeof(SimhashClusterRow), st->nrows);
+	SimhashBandTableInit(&table, j, SIMHASH_BLOCK_BITS, st->band_fp, st->band_row, st->start);
 	/* band_fp's room is the scratch: no memory beyond the accounted */
 	SimhashBandTableSort(&table, &rows, NULL);
 	Assert(table.nrows == st->nrows);

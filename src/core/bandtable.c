@@ -88,6 +88,43 @@ SimhashBandTableCheck(const SimhashBandTable *t, const SimhashBandRows *rows)
 #endif
 
 /*
+ * One stable counting pass over the digit of the block at "shift" (8 bits):
+ * the input rows in[0 .. n - 1], or without "in" the non-NULL rows among
+ * the first n, go into out[] in the digit's order.  Returns their number.
+ */
+static uint32
+SimhashBandTablePass(const SimhashBandRows *rows, int band, int shift,
+					 const uint32 *in, uint32 n, uint32 *out)
+{
+	uint32		count[256];
+	uint32		total = 0;
+
+	memset(count, 0, sizeof(count));
+	/* step 0 counts each digit, step 1 puts each row at its digit's place */
+	for (int step = 0; step < 2; step++)
+	{
+		for (uint32 i = 0; i < n; i++)
+		{
+			uint32		r = (in != NULL) ? in[i] : i;
+			uint32		digit;
+
+			if ((i & SIMHASH_BANDTABLE_CHUNK_MASK) == 0)
+				CHECK_FOR_INTERRUPTS();
+			if (in == NULL && SimhashBandRowIsNull(rows, r))
+				continue;
+			digit = (SimhashBlock(SimhashBandRowFp(rows, r), band) >> shift) & 0xFF;
+			if (step == 0)
+				count[digit]++;
+			else
+				out[count[digit]++] = r;
+		}
+		if (step == 0)
+			total = SimhashCountsToStarts(count, 256);
+	}
+	return total;
+}
+
+/*
  * Sort the non-NULL input rows by the block of table->band into
  * table->row and table->fp, and build the directory of 2^table->dir_bits
  * buckets in table->start; table->nrows is set to the rows sorted.  The
@@ -100,8 +137,7 @@ void
 SimhashBandTableSort(SimhashBandTable *table, const SimhashBandRows *rows,
 					 uint32 *scratch)
 {
-	uint32		count[256];
-	uint32		nrows = 0;
+	uint32		nrows;
 	int			band = table->band;
 	int			shift = SIMHASH_BLOCK_BITS - table->dir_bits;
 	Size		nbuckets = (Size) 1 << table->dir_bits;
@@ -115,41 +151,9 @@ SimhashBandTableSort(SimhashBandTable *table, const SimhashBandRows *rows,
 	Assert(rows->nrows <= SIMHASH_BANDTABLE_MAX_ROWS);
 	Assert(rows->nrows <= 1 || rows->stride >= sizeof(uint64));
 
-	/* the low byte of the block: input order into scratch */
-	memset(count, 0, sizeof(count));
-	for (uint32 i = 0; i < rows->nrows; i++)
-	{
-		if ((i & SIMHASH_BANDTABLE_CHUNK_MASK) == 0)
-			CHECK_FOR_INTERRUPTS();
-		if (!SimhashBandRowIsNull(rows, i))
-			count[SimhashBlock(SimhashBandRowFp(rows, i), band) & 0xFF]++;
-	}
-	nrows = SimhashCountsToStarts(count, 256);
-	for (uint32 i = 0; i < rows->nrows; i++)
-	{
-		if ((i & SIMHASH_BANDTABLE_CHUNK_MASK) == 0)
-			CHECK_FOR_INTERRUPTS();
-		if (!SimhashBandRowIsNull(rows, i))
-			scratch[count[SimhashBlock(SimhashBandRowFp(rows, i), band) & 0xFF]++] = i;
-	}
-
-	/* the high byte: scratch into the table's order */
-	memset(count, 0, sizeof(count));
-	for (uint32 i = 0; i < nrows; i++)
-	{
-		if ((i & SIMHASH_BANDTABLE_CHUNK_MASK) == 0)
-			CHECK_FOR_INTERRUPTS();
-		count[SimhashBlock(SimhashBandRowFp(rows, scratch[i]), band) >> 8]++;
-	}
-	(void) SimhashCountsToStarts(count, 256);
-	for (uint32 i = 0; i < nrows; i++)
-	{
-		uint32		r = scratch[i];
-
-		if ((i & SIMHASH_BANDTABLE_CHUNK_MASK) == 0)
-			CHECK_FOR_INTERRUPTS();
-		table->row[count[SimhashBlock(SimhashBandRowFp(rows, r), band) >> 8]++] = r;
-	}
+	/* the low byte: input order into scratch; the high byte: into row[] */
+	nrows = SimhashBandTablePass(rows, band, 0, NULL, rows->nrows, scratch);
+	(void) SimhashBandTablePass(rows, band, 8, scratch, nrows, table->row);
 
 	/* the fingerprints in that order, and where each bucket starts */
 	memset(start, 0, SimhashBandTableDirBytes(table->dir_bits));

@@ -211,15 +211,8 @@ SimhashJoinSortBand(SimhashJoinState *state, int j, uint32 *scratch)
 	SimhashBandRows rows;
 	SimhashBandTable table;
 
-	rows.fp = t->fps;
-	rows.isnull = NULL;
-	rows.stride = sizeof(uint64);
-	rows.nrows = t->nrows;
-	table.band = j;
-	table.dir_bits = t->dir_bits;
-	table.fp = t->band_fp[j];
-	table.row = t->band_row[j];
-	table.start = t->start[j];
+	SimhashBandRowsInit(&rows, t->fps, NULL, sizeof(uint64), t->nrows);
+	SimhashBandTableInit(&table, j, t->dir_bits, t->band_fp[j], t->band_row[j], t->start[j]);
 	SimhashBandTableSort(&table, &rows, scratch);
 	Assert(table.nrows == t->nrows);
 }

@@ -455,15 +455,14 @@ SimhashPendingSnapshot(SimhashPendingGroup *g)
 		}
 		g->snap_room = g->maxrows;
 	}
-	SimhashBandRowsInit(&rows, &g->rows[0].fp, &g->rows[0].isnull, sizeof(SimhashPendingRow),
-						g->nrows);
+	rows = (SimhashBandRows) {.fp = &g->rows[0].fp, .isnull = &g->rows[0].isnull,
+	.stride = sizeof(SimhashPendingRow), .nrows = g->nrows};
 	for (int j = 0; j < SIMHASH_NBANDS; j++)
 	{
-		SimhashBandTable table;
-
 		/* one bucket per key; row numbers are below maxrows, an int */
-		SimhashBandTableInit(&table, j, SIMHASH_BLOCK_BITS, g->snap_fp[j],
-							 (uint32 *) g->snap_row[j], g->snap_start[j]);
+		SimhashBandTable table = {.band = j, .dir_bits = SIMHASH_BLOCK_BITS,
+		.fp = g->snap_fp[j], .row = (uint32 *) g->snap_row[j], .start = g->snap_start[j]};
+
 		SimhashBandTableSort(&table, &rows, NULL);
 	}
 	g->nsnap = g->nrows;

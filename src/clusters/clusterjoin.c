@@ -106,11 +106,11 @@ SimhashClustersUnion(SimhashClusters *st, uint32 a, uint32 b)
 static void
 SimhashClustersSortBand(SimhashClusters *st, int j)
 {
-	SimhashBandRows rows;
-	SimhashBandTable table;
+	SimhashBandRows rows = {.fp = &st->rows[0].fp, .stride = sizeof(SimhashClusterRow),
+	.nrows = st->nrows};
+	SimhashBandTable table = {.band = j, .dir_bits = SIMHASH_BLOCK_BITS,
+	.fp = st->band_fp, .row = st->band_row, .start = st->start};
 
-	SimhashBandRowsInit(&rows, &st->rows[0].fp, NULL, sizeof(SimhashClusterRow), st->nrows);
-	SimhashBandTableInit(&table, j, SIMHASH_BLOCK_BITS, st->band_fp, st->band_row, st->start);
 	/* band_fp's room is the scratch: no memory beyond the accounted */
 	SimhashBandTableSort(&table, &rows, NULL);
 	Assert(table.nrows == st->nrows);

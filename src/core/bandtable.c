@@ -3,14 +3,17 @@
  * bandtable.c
  *	  The in-memory band table: rows sorted by one band's 16-bit block.
  *
- * The sort is a least-significant-digit radix sort in two stable passes of
- * 8 bits (low byte of the block, then high byte), each a counting sort with
- * 256 counters: with 65536 counters a single pass would scatter its writes
- * over as many places, which costs more than the second pass once the rows
- * outgrow the cache.  A last pass copies the fingerprints into the band's
- * order and counts the directory's buckets.  Stability keeps the rows of
- * one block in input order, which the callers rely on (the pending buffer's
- * rows are in insertion order).  See src/README, "The band join".
+ * With a bucket per block (dir_bits = 16: the pending buffer, clusters,
+ * band-join batches of more than 32,768 rows) the sort is one counting pass
+ * over the whole block, whose 65,536 counters become the directory, and
+ * which writes the row numbers and fingerprints at once.  With a smaller
+ * directory (smaller join batches) it is a least-significant-digit radix
+ * sort in two counting passes of 8 bits, with 256 counters each so that a
+ * small batch does not pay for clearing 65,536, then a pass that copies
+ * the fingerprints into the band's order and counts the buckets.  Both are
+ * stable: the rows of one block stay in input order, which the pending
+ * buffer relies on (its rows are in insertion order).  See src/README,
+ * "The band join".
  *
  * Copyright (c) 2026, the simhash authors
  *
@@ -88,38 +91,50 @@ SimhashBandTableCheck(const SimhashBandTable *t, const SimhashBandRows *rows)
 #endif
 
 /*
- * One stable counting pass over the digit of the block at "shift" (8 bits):
- * the input rows in[0 .. n - 1], or without "in" the non-NULL rows among
- * the first n, go into out[] in the digit's order.  Returns their number.
+ * One stable counting pass over the digit of the block at "shift" (its
+ * nkeys - 1 low bits): the input rows in[0 .. n - 1], or without "in" the
+ * non-NULL rows among the first n, go into out_row[] (and their
+ * fingerprints into out_fp[], if given) in the digit's order.  counts[]
+ * (nkeys entries) ends up holding where each digit's rows end.  Returns the
+ * number of rows.
  */
 static uint32
-SimhashBandTablePass(const SimhashBandRows *rows, int band, int shift,
-					 const uint32 *in, uint32 n, uint32 *out)
+SimhashBandTablePass(const SimhashBandRows *rows, int band, int shift, uint32 nkeys,
+					 uint32 *counts, const uint32 *in, uint32 n,
+					 uint32 *out_row, uint64 *out_fp)
 {
-	uint32		count[256];
 	uint32		total = 0;
 
-	memset(count, 0, sizeof(count));
+	Assert(nkeys == 256 || nkeys == SIMHASH_BANDTABLE_KEYS);
+	memset(counts, 0, sizeof(uint32) * nkeys);
 	/* step 0 counts each digit, step 1 puts each row at its digit's place */
 	for (int step = 0; step < 2; step++)
 	{
 		for (uint32 i = 0; i < n; i++)
 		{
 			uint32		r = (in != NULL) ? in[i] : i;
+			uint64		fp;
 			uint32		digit;
 
 			if ((i & SIMHASH_BANDTABLE_CHUNK_MASK) == 0)
 				CHECK_FOR_INTERRUPTS();
 			if (in == NULL && SimhashBandRowIsNull(rows, r))
 				continue;
-			digit = (SimhashBlock(SimhashBandRowFp(rows, r), band) >> shift) & 0xFF;
+			fp = SimhashBandRowFp(rows, r);
+			digit = (SimhashBlock(fp, band) >> shift) & (nkeys - 1);
 			if (step == 0)
-				count[digit]++;
+				counts[digit]++;
 			else
-				out[count[digit]++] = r;
+			{
+				uint32		pos = counts[digit]++;
+
+				out_row[pos] = r;
+				if (out_fp != NULL)
+					out_fp[pos] = fp;
+			}
 		}
 		if (step == 0)
-			total = SimhashCountsToStarts(count, 256);
+			total = SimhashCountsToStarts(counts, (int) nkeys);
 	}
 	return total;
 }
@@ -137,6 +152,7 @@ void
 SimhashBandTableSort(SimhashBandTable *table, const SimhashBandRows *rows,
 					 uint32 *scratch)
 {
+	uint32		count[256];
 	uint32		nrows;
 	int			band = table->band;
 	int			shift = SIMHASH_BLOCK_BITS - table->dir_bits;
@@ -151,9 +167,27 @@ SimhashBandTableSort(SimhashBandTable *table, const SimhashBandRows *rows,
 	Assert(rows->nrows <= SIMHASH_BANDTABLE_MAX_ROWS);
 	Assert(rows->nrows <= 1 || rows->stride >= sizeof(uint64));
 
+	if (table->dir_bits == SIMHASH_BLOCK_BITS)
+	{
+		/*
+		 * A bucket per block: one pass over the whole block, whose counts
+		 * become the directory once shifted from where each block ends to
+		 * where it starts.
+		 */
+		nrows = SimhashBandTablePass(rows, band, 0, SIMHASH_BANDTABLE_KEYS, start,
+									 NULL, rows->nrows, table->row, table->fp);
+		memmove(start + 1, start, sizeof(uint32) * SIMHASH_BANDTABLE_KEYS);
+		start[0] = 0;
+		table->nrows = nrows;
+#ifdef USE_ASSERT_CHECKING
+		SimhashBandTableCheck(table, rows);
+#endif
+		return;
+	}
+
 	/* the low byte: input order into scratch; the high byte: into row[] */
-	nrows = SimhashBandTablePass(rows, band, 0, NULL, rows->nrows, scratch);
-	(void) SimhashBandTablePass(rows, band, 8, scratch, nrows, table->row);
+	nrows = SimhashBandTablePass(rows, band, 0, 256, count, NULL, rows->nrows, scratch, NULL);
+	(void) SimhashBandTablePass(rows, band, 8, 256, count, scratch, nrows, table->row, NULL);
 
 	/* the fingerprints in that order, and where each bucket starts */
 	memset(start, 0, SimhashBandTableDirBytes(table->dir_bits));

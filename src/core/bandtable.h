@@ -61,30 +61,6 @@ extern Size SimhashBandTableDirBytes(int dir_bits);
 extern void SimhashBandTableSort(SimhashBandTable *table, const SimhashBandRows *rows,
 								 uint32 *scratch);
 
-/* Describe the input rows. */
-static inline void
-SimhashBandRowsInit(SimhashBandRows *rows, const uint64 *fp, const bool *isnull,
-					Size stride, uint32 nrows)
-{
-	rows->fp = fp;
-	rows->isnull = isnull;
-	rows->stride = stride;
-	rows->nrows = nrows;
-}
-
-/* Describe a table to sort into: its band, directory and arrays. */
-static inline void
-SimhashBandTableInit(SimhashBandTable *table, int band, int dir_bits,
-					 uint64 *fp, uint32 *row, uint32 *start)
-{
-	table->band = band;
-	table->dir_bits = dir_bits;
-	table->nrows = 0;
-	table->fp = fp;
-	table->row = row;
-	table->start = start;
-}
-
 /* The fingerprint of input row i. */
 static inline uint64
 SimhashBandRowFp(const SimhashBandRows *rows, uint32 i)

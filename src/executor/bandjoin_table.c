@@ -208,11 +208,10 @@ static void
 SimhashJoinSortBand(SimhashJoinState *state, int j, uint32 *scratch)
 {
 	SimhashJoinTable *t = &state->table;
-	SimhashBandRows rows;
-	SimhashBandTable table;
+	SimhashBandRows rows = {.fp = t->fps, .stride = sizeof(uint64), .nrows = t->nrows};
+	SimhashBandTable table = {.band = j, .dir_bits = t->dir_bits,
+	.fp = t->band_fp[j], .row = t->band_row[j], .start = t->start[j]};
 
-	SimhashBandRowsInit(&rows, t->fps, NULL, sizeof(uint64), t->nrows);
-	SimhashBandTableInit(&table, j, t->dir_bits, t->band_fp[j], t->band_row[j], t->start[j]);
 	SimhashBandTableSort(&table, &rows, scratch);
 	Assert(table.nrows == t->nrows);
 }

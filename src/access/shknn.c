@@ -202,8 +202,7 @@ SimhashKnnSettleByRing(IndexScanDesc scan, int dist)
 		return false;
 	Assert(dist <= so->emitlimit);
 	SimhashKnnProbeRing(scan, band, r, dist);
-	so->certified = dist;
-	so->settled = dist;
+	so->certified = so->settled = dist;
 	return true;
 }
 

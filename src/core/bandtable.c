@@ -178,30 +178,29 @@ SimhashBandTableSort(SimhashBandTable *table, const SimhashBandRows *rows,
 									 NULL, rows->nrows, table->row, table->fp);
 		memmove(start + 1, start, sizeof(uint32) * SIMHASH_BANDTABLE_KEYS);
 		start[0] = 0;
-		table->nrows = nrows;
-#ifdef USE_ASSERT_CHECKING
-		SimhashBandTableCheck(table, rows);
-#endif
-		return;
 	}
-
-	/* the low byte: input order into scratch; the high byte: into row[] */
-	nrows = SimhashBandTablePass(rows, band, 0, 256, count, NULL, rows->nrows, scratch, NULL);
-	(void) SimhashBandTablePass(rows, band, 8, 256, count, scratch, nrows, table->row, NULL);
-
-	/* the fingerprints in that order, and where each bucket starts */
-	memset(start, 0, SimhashBandTableDirBytes(table->dir_bits));
-	for (uint32 i = 0; i < nrows; i++)
+	else
 	{
-		uint64		fp = SimhashBandRowFp(rows, table->row[i]);
+		/* the low byte: input order into scratch; the high byte: into row[] */
+		nrows = SimhashBandTablePass(rows, band, 0, 256, count, NULL, rows->nrows,
+									 scratch, NULL);
+		(void) SimhashBandTablePass(rows, band, 8, 256, count, scratch, nrows,
+									table->row, NULL);
 
-		if ((i & SIMHASH_BANDTABLE_CHUNK_MASK) == 0)
-			CHECK_FOR_INTERRUPTS();
-		table->fp[i] = fp;
-		start[(SimhashBlock(fp, band) >> shift) + 1]++;
+		/* the fingerprints in that order, and where each bucket starts */
+		memset(start, 0, SimhashBandTableDirBytes(table->dir_bits));
+		for (uint32 i = 0; i < nrows; i++)
+		{
+			uint64		fp = SimhashBandRowFp(rows, table->row[i]);
+
+			if ((i & SIMHASH_BANDTABLE_CHUNK_MASK) == 0)
+				CHECK_FOR_INTERRUPTS();
+			table->fp[i] = fp;
+			start[(SimhashBlock(fp, band) >> shift) + 1]++;
+		}
+		for (Size b = 0; b < nbuckets; b++)
+			start[b + 1] += start[b];
 	}
-	for (Size b = 0; b < nbuckets; b++)
-		start[b + 1] += start[b];
 	table->nrows = nrows;
 
 #ifdef USE_ASSERT_CHECKING

@@ -22,6 +22,7 @@ OBJS = \
 	src/clusters/clusterjoin.o \
 	src/clusters/clusters.o \
 	src/core/ball.o \
+	src/core/bandtable.o \
 	src/core/catalog.o \
 	src/core/distance.o \
 	src/core/type.o \

@@ -1,0 +1,262 @@
+/*-------------------------------------------------------------------------
+ *
+ * textscan.h
+ *	  Byte classes, eight bytes at a time, and the UTF-8 codec of simhash(text).
+ *
+ * The scanning primitives of the tokenizer (tokenize.c): which ASCII bytes
+ * are word characters, tested in a 64-bit word at a time (SWAR), and the
+ * strict UTF-8 decoder and encoder, also used by featureset.c to hash
+ * caller-given features.
+ *
+ * Copyright (c) 2026, the simhash authors
+ *
+ * IDENTIFICATION
+ *	  src/fingerprint/textscan.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SIMHASH_TEXTSCAN_H
+#define SIMHASH_TEXTSCAN_H
+
+#include "mb/pg_wchar.h"
+#include "port/pg_bitutils.h"
+#include "port/pg_bswap.h"
+
+/* classes of bytes: ASCII letters and digits (the word characters below
+ * U+0080), and of those the upper-case letters; every other byte is 0 */
+#define SIMHASH_BYTE_WORD		1
+#define SIMHASH_BYTE_UPPER		2
+#define W_	SIMHASH_BYTE_WORD
+#define U_	(SIMHASH_BYTE_WORD | SIMHASH_BYTE_UPPER)
+static const uint8 simhash_byteclass[256] = {
+	['0'] = W_,['1'] = W_,['2'] = W_,['3'] = W_,['4'] = W_,
+	['5'] = W_,['6'] = W_,['7'] = W_,['8'] = W_,['9'] = W_,
+	['A'] = U_,['B'] = U_,['C'] = U_,['D'] = U_,['E'] = U_,
+	['F'] = U_,['G'] = U_,['H'] = U_,['I'] = U_,['J'] = U_,
+	['K'] = U_,['L'] = U_,['M'] = U_,['N'] = U_,['O'] = U_,
+	['P'] = U_,['Q'] = U_,['R'] = U_,['S'] = U_,['T'] = U_,
+	['U'] = U_,['V'] = U_,['W'] = U_,['X'] = U_,['Y'] = U_,
+	['Z'] = U_,
+	['a'] = W_,['b'] = W_,['c'] = W_,['d'] = W_,['e'] = W_,
+	['f'] = W_,['g'] = W_,['h'] = W_,['i'] = W_,['j'] = W_,
+	['k'] = W_,['l'] = W_,['m'] = W_,['n'] = W_,['o'] = W_,
+	['p'] = W_,['q'] = W_,['r'] = W_,['s'] = W_,['t'] = W_,
+	['u'] = W_,['v'] = W_,['w'] = W_,['x'] = W_,['y'] = W_,
+	['z'] = W_,
+};
+#undef W_
+#undef U_
+
+/* Is byte b an ASCII letter or digit? */
+#define SimhashAsciiWordByte(b)	(simhash_byteclass[(unsigned char) (b)] & SIMHASH_BYTE_WORD)
+
+/*
+ * Eight bytes at a time (SWAR): byte k of a 64-bit word is byte k of the
+ * text, and a byte is "marked" when its bit 7 is set in a mask.
+ */
+#define SIMHASH_BYTES(x)		(UINT64CONST(0x0101010101010101) * (x))
+#define SIMHASH_HIGH_BITS		SIMHASH_BYTES(0x80)
+
+/* Load 8 bytes of text, s[0] in the lowest byte. */
+static inline uint64
+SimhashLoad8(const unsigned char *s)
+{
+	uint64		w;
+
+	memcpy(&w, s, sizeof(w));
+#ifdef WORDS_BIGENDIAN
+	w = pg_bswap64(w);
+#endif
+	return w;
+}
+
+/*
+ * Mark the bytes of w7 in [lo, hi]; w7's bytes must be below 0x80, so that
+ * no sum carries into the next byte.
+ */
+static inline uint64
+SimhashBytesInRange(uint64 w7, unsigned char lo, unsigned char hi)
+{
+	return (w7 + SIMHASH_BYTES(0x80 - lo)) & ~(w7 + SIMHASH_BYTES(0x7F - hi)) &
+		SIMHASH_HIGH_BITS;
+}
+
+/* Mark the ASCII letters and digits of w; *upper: the upper-case letters. */
+static inline uint64
+SimhashAsciiWordBytes(uint64 w, uint64 *upper)
+{
+	uint64		w7 = w & SIMHASH_BYTES(0x7F);
+	uint64		ascii = ~w & SIMHASH_HIGH_BITS;
+	uint64		letters = SimhashBytesInRange(w7 | SIMHASH_BYTES(0x20), 'a', 'z');
+	uint64		digits = SimhashBytesInRange(w7, '0', '9');
+
+	*upper = SimhashBytesInRange(w7, 'A', 'Z') & ascii;
+	return (letters | digits) & ascii;
+}
+
+/*
+ * The end of the run of ASCII letters and digits that starts at s[i]
+ * (the first other byte, or len); *upper tells whether the run has an
+ * upper-case letter.
+ */
+static inline size_t
+SimhashScanAsciiWord(const unsigned char *s, size_t i, size_t len, bool *upper)
+{
+	uint64		up = 0;
+
+	while (i + 8 <= len)
+	{
+		uint64		wup;
+		uint64		stop = ~SimhashAsciiWordBytes(SimhashLoad8(s + i), &wup) &
+			SIMHASH_HIGH_BITS;
+
+		/* the bits of the bytes before the first stop (all if none) */
+		up |= wup & ((stop & (~stop + 1)) - 1);
+		if (stop != 0)
+		{
+			*upper = (up != 0);
+			return i + pg_rightmost_one_pos64(stop) / 8;
+		}
+		i += 8;
+	}
+	while (i < len && SimhashAsciiWordByte(s[i]))
+	{
+		up |= simhash_byteclass[s[i]] & SIMHASH_BYTE_UPPER;
+		i++;
+	}
+	*upper = (up != 0);
+	return i;
+}
+
+/*
+ * The end of the run of ASCII separators from s[i] each followed by an
+ * ASCII byte (a separator before a non-ASCII byte may start a segment with
+ * it and is left to the general path).
+ */
+static inline size_t
+SimhashSkipAsciiSeparators(const unsigned char *s, size_t i, size_t len)
+{
+	while (i + 9 <= len)
+	{
+		uint64		w = SimhashLoad8(s + i);
+		uint64		unused;
+		uint64		go = ~SimhashAsciiWordBytes(w, &unused) & ~w &
+			~SimhashLoad8(s + i + 1) & SIMHASH_HIGH_BITS;
+		uint64		stop = ~go & SIMHASH_HIGH_BITS;
+
+		if (stop != 0)
+			return i + pg_rightmost_one_pos64(stop) / 8;
+		i += 8;
+	}
+	while (i + 1 < len && s[i] < 0x80 && !SimhashAsciiWordByte(s[i]) && s[i + 1] < 0x80)
+		i++;
+	return i;
+}
+
+/*
+ * Decode one code point from s[0..len).  Returns the number of bytes used,
+ * or 0 if the sequence is cut off by the end of the buffer.  Ill-formed
+ * sequences yield U+FFFD and consume one byte, so every well-formed code
+ * point is decoded exactly as a strict decoder would.
+ */
+static inline int
+SimhashDecodeUtf8(const unsigned char *s, size_t len, pg_wchar *cp)
+{
+	unsigned char b0 = s[0];
+	int			n;
+	pg_wchar	c;
+	unsigned char lo = 0x80,
+				hi = 0xBF;
+
+	if (b0 < 0x80)
+	{
+		*cp = b0;
+		return 1;
+	}
+	/* fast path: three bytes, any lead but E0 (overlong) and ED (surrogates) */
+	if (b0 >= 0xE1 && b0 <= 0xEF && b0 != 0xED && len >= 3 &&
+		(s[1] & 0xC0) == 0x80 && (s[2] & 0xC0) == 0x80)
+	{
+		*cp = ((pg_wchar) (b0 & 0x0F) << 12) | ((pg_wchar) (s[1] & 0x3F) << 6) |
+			(s[2] & 0x3F);
+		return 3;
+	}
+	if (b0 >= 0xC2 && b0 <= 0xDF)
+	{
+		n = 2;
+		c = b0 & 0x1F;
+	}
+	else if (b0 >= 0xE0 && b0 <= 0xEF)
+	{
+		n = 3;
+		c = b0 & 0x0F;
+		if (b0 == 0xE0)
+			lo = 0xA0;
+		else if (b0 == 0xED)
+			hi = 0x9F;
+	}
+	else if (b0 >= 0xF0 && b0 <= 0xF4)
+	{
+		n = 4;
+		c = b0 & 0x07;
+		if (b0 == 0xF0)
+			lo = 0x90;
+		else if (b0 == 0xF4)
+			hi = 0x8F;
+	}
+	else
+	{
+		*cp = 0xFFFD;
+		return 1;
+	}
+
+	for (int i = 1; i < n; i++)
+	{
+		unsigned char b;
+
+		if ((size_t) i >= len)
+			return 0;			/* maybe completed by the next chunk */
+		b = s[i];
+		if (b < lo || b > hi)
+		{
+			*cp = 0xFFFD;
+			return 1;
+		}
+		lo = 0x80;
+		hi = 0xBF;
+		c = (c << 6) | (b & 0x3F);
+	}
+	*cp = c;
+	return n;
+}
+
+/* Write the UTF-8 encoding of c to buf; returns its length. */
+static inline int
+SimhashEncodeUtf8(pg_wchar c, char *buf)
+{
+	if (c < 0x80)
+	{
+		buf[0] = (char) c;
+		return 1;
+	}
+	if (c < 0x800)
+	{
+		buf[0] = (char) (0xC0 | (c >> 6));
+		buf[1] = (char) (0x80 | (c & 0x3F));
+		return 2;
+	}
+	if (c < 0x10000)
+	{
+		buf[0] = (char) (0xE0 | (c >> 12));
+		buf[1] = (char) (0x80 | ((c >> 6) & 0x3F));
+		buf[2] = (char) (0x80 | (c & 0x3F));
+		return 3;
+	}
+	buf[0] = (char) (0xF0 | (c >> 18));
+	buf[1] = (char) (0x80 | ((c >> 12) & 0x3F));
+	buf[2] = (char) (0x80 | ((c >> 6) & 0x3F));
+	buf[3] = (char) (0x80 | (c & 0x3F));
+	return 4;
+}
+
+#endif							/* SIMHASH_TEXTSCAN_H */

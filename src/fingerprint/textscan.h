@@ -154,6 +154,43 @@ SimhashSkipAsciiSeparators(const unsigned char *s, size_t i, size_t len)
 }
 
 /*
+ * Gather bit 7 of each byte of a SWAR mask into a byte: bit k is set when
+ * byte k is marked (the partial products land on distinct bits, so the
+ * multiplication cannot carry into the top byte).
+ */
+static inline uint32
+SimhashPackMarks(uint64 marks)
+{
+	return (uint32) (((marks >> 7) * UINT64CONST(0x0102040810204080)) >> 56);
+}
+
+/* bytes classified at a time by SimhashClassifyBlock */
+#define SIMHASH_BLOCK			64
+
+/*
+ * Classify the SIMHASH_BLOCK bytes at s: bit k of the result is set when
+ * s[k] is an ASCII letter or digit, and bit k of *nonascii when s[k] is not
+ * ASCII.
+ */
+static inline uint64
+SimhashClassifyBlock(const unsigned char *s, uint64 *nonascii)
+{
+	uint64		word = 0;
+	uint64		high = 0;
+
+	for (int k = 0; k < SIMHASH_BLOCK / 8; k++)
+	{
+		uint64		w = SimhashLoad8(s + 8 * k);
+		uint64		unused;
+
+		word |= (uint64) SimhashPackMarks(SimhashAsciiWordBytes(w, &unused)) << (8 * k);
+		high |= (uint64) SimhashPackMarks(w & SIMHASH_HIGH_BITS) << (8 * k);
+	}
+	*nonascii = high;
+	return word;
+}
+
+/*
  * Decode one code point from s[0..len).  Returns the number of bytes used,
  * or 0 if the sequence is cut off by the end of the buffer.  Ill-formed
  * sequences yield U+FFFD and consume one byte, so every well-formed code

@@ -26,9 +26,7 @@
 #include "simhash.h"
 #include "textscan.h"
 #include "unicode_table.h"
-
-#define XXH_INLINE_ALL
-#include <xxhash.h>
+#include "wordhash.h"
 
 /* property bits of a Han character that is NFKC-stable and does not fold */
 #define SIMHASH_HAN_MASK \
@@ -362,6 +360,73 @@ SimhashFeedAscii(SimhashTokenizer *tk, const unsigned char *s, size_t i, size_t 
 	}
 }
 
+/*
+ * The common case of ASCII prose, a block of SIMHASH_BLOCK bytes at a time:
+ * from s[i], with no word or kana run pending and s[i] ASCII, makes a
+ * feature of every whole word of the block (a run of ASCII letters and
+ * digits followed by an ASCII separator), hashed in place.  Only bytes
+ * that are ASCII and followed by an ASCII byte are consumed: the byte
+ * before a non-ASCII one may start a segment with it.  A word that may go
+ * on past the block starts the next block.  Returns where it stopped (i if
+ * nothing was done), always at a separator or the start of a word.
+ */
+static inline size_t
+SimhashFeedAsciiBlocks(SimhashTokenizer *tk, const unsigned char *s, size_t i, size_t len)
+{
+	while (i + SIMHASH_BLOCK < len)
+	{
+		const unsigned char *blk = s + i;
+		uint64		nonascii;
+		uint64		words = SimhashClassifyBlock(blk, &nonascii);
+		int			lim = SIMHASH_BLOCK;	/* bytes [0, lim) may be consumed */
+		bool		more = false;	/* may the next block follow? */
+		uint64		todo;
+
+		if (nonascii != 0)
+			lim = pg_rightmost_one_pos64(nonascii) - 1;
+		else if (blk[SIMHASH_BLOCK] >= 0x80)
+			lim = SIMHASH_BLOCK - 1;
+		else
+			more = true;
+		if (lim <= 0)
+			return i;
+		todo = lim == SIMHASH_BLOCK ? words : words & ((UINT64CONST(1) << lim) - 1);
+		while (todo != 0)
+		{
+			int			st = pg_rightmost_one_pos64(todo);
+			uint64		after = ~words >> st;
+			int			wl;
+
+			/* the word must end, on an ASCII separator, before lim */
+			if (after == 0 || st + pg_rightmost_one_pos64(after) >= lim)
+			{
+				if (st == 0)
+					return i;	/* a word as long as the block */
+				lim = st;
+				break;
+			}
+			wl = pg_rightmost_one_pos64(after);
+			if (wl <= SIMHASH_SHORT_HASH && !tk->fs->keep_text)
+				SimhashAddFeatureHash(tk->fs, SimhashHashShort(blk + st, wl, 0x20),
+									  NULL, 0);
+			else
+			{
+				/* long, or its text is wanted: lower-case a copy */
+				char		buf[SIMHASH_BLOCK];
+
+				for (int k = 0; k < wl; k++)
+					buf[k] = (char) (blk[st + k] | 0x20);
+				SimhashAddFeature(tk->fs, buf, wl);
+			}
+			todo &= ~UINT64CONST(0) << (st + wl);
+		}
+		i += lim;
+		if (!more)
+			return i;
+	}
+	return i;
+}
+
 /* Is s[0..2] a well-formed 3-byte sequence other than E0 and ED ones? */
 #define SimhashPlain3(s) \
 	((s)[0] >= 0xE1 && (s)[0] <= 0xEF && (s)[0] != 0xED && \
@@ -392,7 +457,8 @@ SimhashFeedHan(SimhashTokenizer *tk, const unsigned char *s, size_t i, size_t le
 		if (*next < 0x80)
 		{
 			/* ASCII is a boundary: back to the ASCII paths */
-			SimhashAddFeature(tk->fs, (const char *) s + i, 3);
+			SimhashAddFeatureHash(tk->fs, SimhashHashShort(s + i, 3, 0),
+								  (const char *) s + i, 3);
 			return i + 3;
 		}
 		if (!SimhashPlain3(next))
@@ -400,7 +466,8 @@ SimhashFeedHan(SimhashTokenizer *tk, const unsigned char *s, size_t i, size_t le
 		props = SimhashCharProps(SimhashDecode3(next));
 		if (!(props & SIMHASH_UFLAG_BOUNDARY))
 			break;
-		SimhashAddFeature(tk->fs, (const char *) s + i, 3);
+		SimhashAddFeatureHash(tk->fs, SimhashHashShort(s + i, 3, 0),
+							  (const char *) s + i, 3);
 		i += 3;
 		if ((props & SIMHASH_HAN_MASK) != SIMHASH_HAN_PLAIN)
 			break;
@@ -425,6 +492,15 @@ SimhashFeed(SimhashTokenizer *tk, const unsigned char *s, size_t len, bool final
 		uint8		props;
 		int			n;
 
+		if (b < 0x80 && tk->wlen == 0 && !tk->streaming && tk->kana_run == 0)
+		{
+			/* fast path: ASCII prose, a block at a time */
+			size_t		start = i;
+
+			i = SimhashFeedAsciiBlocks(tk, s, i, len);
+			if (i != start)
+				continue;
+		}
 		if (SimhashAsciiWordByte(b))
 		{
 			/* fast path: a run of ASCII letters and digits */

@@ -492,9 +492,11 @@ SimhashFeed(SimhashTokenizer *tk, const unsigned char *s, size_t len, bool final
 		uint8		props;
 		int			n;
 
-		if (b < 0x80 && tk->wlen == 0 && !tk->streaming && tk->kana_run == 0)
+		if (b < 0x80 && tk->wlen == 0 && !tk->streaming && tk->kana_run == 0 &&
+			i + SIMHASH_BLOCK < len &&
+			(SimhashLoad8(s + i) & SIMHASH_HIGH_BITS) == 0)
 		{
-			/* fast path: ASCII prose, a block at a time */
+			/* fast path: ASCII prose (8 bytes of it at least), a block at a time */
 			size_t		start = i;
 
 			i = SimhashFeedAsciiBlocks(tk, s, i, len);

@@ -50,6 +50,8 @@ SimhashHashFeature(const char *utf8, size_t len)
  * for the features of a text of about expect_bytes bytes: a slot per 8-16
  * bytes (English prose has a distinct word per 25-30 bytes), from 256 up
  * to SIMHASH_EXPECT_SLOTS slots.  Longer texts grow the table as needed.
+ * The slots are followed, in the same allocation, by the list of occupied
+ * slots (featureset.h), 4 bytes per feature the table may hold.
  */
 SimhashFeatureSet *
 SimhashCreateFeatureSet(bool keep_text, size_t expect_bytes)
@@ -61,7 +63,8 @@ SimhashCreateFeatureSet(bool keep_text, size_t expect_bytes)
 		nslots *= 2;
 	fs->mask = nslots - 1;
 	fs->grow_at = nslots / 2;
-	fs->slots = palloc0(sizeof(SimhashFeatureSlot) * nslots);
+	fs->slots = palloc(SimhashFeatureSetBytes(nslots, fs->grow_at));
+	memset(fs->slots, 0, sizeof(SimhashFeatureSlot) * nslots);
 	fs->keep_text = keep_text;
 	if (keep_text)
 	{
@@ -105,6 +108,9 @@ SimhashGrowFeatureSet(SimhashFeatureSet *fs)
 	uint32		newmask = newslots - 1;
 	SimhashFeatureSlot *slots;
 	uint32	   *featno = NULL;
+	uint32		newgrow = newslots <= SIMHASH_SPARSE_SLOTS ? newslots / 2 : newslots / 4 * 3;
+	uint32	   *dense;
+	uint32		n = 0;
 
 	if (newslots > SIMHASH_MAX_SLOTS)
 		ereport(ERROR,
@@ -114,7 +120,8 @@ SimhashGrowFeatureSet(SimhashFeatureSet *fs)
 						   (uint32) SIMHASH_MAX_FEATURES),
 				 errhint("Fingerprint parts of the text separately.")));
 
-	slots = repalloc_huge(fs->slots, sizeof(SimhashFeatureSlot) * newslots);
+	/* the old list of occupied slots is overwritten: rebuilt below */
+	slots = repalloc_huge(fs->slots, SimhashFeatureSetBytes(newslots, newgrow));
 	memset(slots + oldslots, 0, sizeof(SimhashFeatureSlot) * oldslots);
 	if (fs->keep_text)
 		featno = repalloc_huge(fs->featno, sizeof(uint32) * newslots);
@@ -152,22 +159,32 @@ SimhashGrowFeatureSet(SimhashFeatureSet *fs)
 			curno = nextno;
 		}
 	}
+	dense = (uint32 *) (slots + newslots);
 	for (uint32 i = 0; i < newslots; i++)
+	{
 		slots[i].count &= ~SIMHASH_SLOT_MOVED;
+		dense[n] = i;
+		n += (slots[i].count != 0);
+	}
+	Assert(n == fs->nfeatures);
 
 	fs->slots = slots;
 	fs->featno = featno;
 	fs->mask = newmask;
-	fs->grow_at = newslots <= SIMHASH_SPARSE_SLOTS ? newslots / 2 : newslots / 4 * 3;
+	fs->grow_at = newgrow;
 }
 
-/* Record the first occurrence of a feature in an empty slot. */
+/*
+ * Record the first occurrence of a feature in an empty slot, when its text
+ * is kept or the table must grow (SimhashAddFeatureHash does the rest).
+ */
 pg_noinline void
 SimhashNewFeature(SimhashFeatureSet *fs, uint32 slot, uint64 h, const char *s, size_t len)
 {
 	memcpy(fs->slots[slot].hash, &h, sizeof(h));
 	fs->slots[slot].count = 1;
 	fs->w8++;
+	SimhashFeatureSetOccupied(fs)[fs->nfeatures] = slot;
 	if (fs->keep_text)
 	{
 		if (fs->text_used + len > fs->text_size)

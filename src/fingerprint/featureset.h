@@ -24,6 +24,25 @@
 /* occurrence counts saturate below that bit */
 #define SIMHASH_MAX_COUNT		(SIMHASH_SLOT_MOVED - 1)
 
+/*
+ * Bytes of a table of nslots slots that may hold grow_at + 1 features: the
+ * slots, then the numbers of the occupied slots (SimhashFeatureSetOccupied).
+ */
+#define SimhashFeatureSetBytes(nslots, grow_at) \
+	(sizeof(SimhashFeatureSlot) * (Size) (nslots) + sizeof(uint32) * ((Size) (grow_at) + 1))
+
+/*
+ * The occupied slots: entry k < fs->nfeatures is the number of one, each
+ * once, in no particular order (rebuilt when the table grows).  Stored
+ * after the slots, so that the fingerprint visits the features without
+ * walking the mostly empty table.
+ */
+static inline uint32 *
+SimhashFeatureSetOccupied(const SimhashFeatureSet *fs)
+{
+	return (uint32 *) (fs->slots + fs->mask + 1);
+}
+
 extern SimhashFeatureSet *SimhashCreateFeatureSet(bool keep_text, size_t expect_bytes);
 extern void SimhashNewFeature(SimhashFeatureSet *fs, uint32 slot, uint64 h,
 							  const char *s, size_t len);
@@ -47,7 +66,15 @@ SimhashAddFeatureHash(SimhashFeatureSet *fs, uint64 h, const char *s, size_t len
 		}
 		slot = (slot + 1) & fs->mask;
 	}
-	SimhashNewFeature(fs, slot, h, s, len);
+	if (unlikely(fs->keep_text || fs->nfeatures >= fs->grow_at))
+	{
+		SimhashNewFeature(fs, slot, h, s, len);
+		return;
+	}
+	memcpy(fs->slots[slot].hash, &h, sizeof(h));
+	fs->slots[slot].count = 1;
+	fs->w8++;
+	SimhashFeatureSetOccupied(fs)[fs->nfeatures++] = slot;
 }
 
 

@@ -47,9 +47,11 @@ SimhashHashFeature(const char *utf8, size_t len)
 
 /*
  * Allocate an empty feature set in the current memory context, with room
- * for the features of a text of about expect_bytes bytes: a slot per 8-16
- * bytes (English prose has a distinct word per 25-30 bytes), from 256 up
- * to SIMHASH_EXPECT_SLOTS slots.  Longer texts grow the table as needed.
+ * for the features of a text of about expect_bytes bytes: a slot per 2-4
+ * bytes (English prose has a distinct word per 25-30 bytes, Chinese a
+ * distinct character per 10-20; growing in place costs more than zeroing
+ * a sparse table, and nothing walks the empty slots), from 256 up to
+ * SIMHASH_EXPECT_SLOTS slots.  Longer texts grow the table as needed.
  * The slots are followed, in the same allocation, by the list of occupied
  * slots (featureset.h), 4 bytes per feature the table may hold.
  */
@@ -59,7 +61,7 @@ SimhashCreateFeatureSet(bool keep_text, size_t expect_bytes)
 	SimhashFeatureSet *fs = palloc0(sizeof(SimhashFeatureSet));
 	uint32		nslots = SIMHASH_INITIAL_SLOTS;
 
-	while (nslots < SIMHASH_EXPECT_SLOTS && nslots < expect_bytes / 16)
+	while (nslots < SIMHASH_EXPECT_SLOTS && nslots < expect_bytes / 4)
 		nslots *= 2;
 	fs->mask = nslots - 1;
 	fs->grow_at = nslots / 2;

@@ -536,9 +536,12 @@ simhash_features(PG_FUNCTION_ARGS)
 
 	/* occurrences in order of first appearance */
 	counts = palloc_extended(sizeof(uint32) * Max(fs->nfeatures, 1), MCXT_ALLOC_HUGE);
-	for (uint32 slot = 0; slot <= fs->mask; slot++)
-		if (fs->slots[slot].count != 0)
-			counts[fs->featno[slot]] = fs->slots[slot].count;
+	for (uint32 k = 0; k < fs->nfeatures; k++)
+	{
+		uint32		slot = SimhashFeatureSetOccupied(fs)[k];
+
+		counts[fs->featno[slot]] = fs->slots[slot].count;
+	}
 
 	for (uint32 k = 0; k < fs->nfeatures; k++)
 	{

@@ -25,7 +25,7 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
 import simhash_reference as ref  # noqa: E402
 
-PIECES = ["\u0338", "\u0301", "\u0323\u0307", "é", "中", "文字", "中。", "カ", "かな",
+PIECES = ["\u0338", "<\u0338", "=\u0338", ">\u0338", "\u0301", "e\u0301", "A\u030a", "\u0323\u0307", "é", "中", "文字", "中。", "カ", "かな",
           "ß", "Ω", "\U0001F600", "\u00a0", "\u3000", "ｶﾞ", "ﬁ", "\u200b", "Å"]
 SEPARATORS = [" ", "  ", ",", ". ", "<", "=", ">", "\n", "-", "'", "_", "\t"]
 

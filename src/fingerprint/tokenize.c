@@ -427,13 +427,25 @@ SimhashFeedAsciiBlocks(SimhashTokenizer *tk, const unsigned char *s, size_t i, s
 	return i;
 }
 
-/* Is s[0..2] a well-formed 3-byte sequence other than E0 and ED ones? */
-#define SimhashPlain3(s) \
-	((s)[0] >= 0xE1 && (s)[0] <= 0xEF && (s)[0] != 0xED && \
-	 ((s)[1] & 0xC0) == 0x80 && ((s)[2] & 0xC0) == 0x80)
-#define SimhashDecode3(s) \
-	(((pg_wchar) ((s)[0] & 0x0F) << 12) | ((pg_wchar) ((s)[1] & 0x3F) << 6) | \
-	 ((s)[2] & 0x3F))
+/*
+ * The code point of the 3-byte sequence whose first three bytes are the
+ * low bytes of v (little-endian), or 0 if they are not a well-formed
+ * sequence with a lead byte other than E0 and ED (the fast path leaves
+ * those, rare in text, to the general decoder).
+ */
+static inline pg_wchar
+SimhashDecode3Word(uint32 v)
+{
+	pg_wchar	c;
+
+	if ((v & 0xC0C0F0) != 0x8080E0)
+		return 0;
+	c = ((v & 0x0F) << 12) | ((v & 0x3F00) >> 2) | ((v >> 16) & 0x3F);
+	/* E0 and ED: overlong forms, surrogates and the rest of their range */
+	if (c < 0x1000 || (c >= 0xD000 && c < 0xE000))
+		return 0;
+	return c;
+}
 
 /*
  * Chinese: from s[i], Han characters of three bytes, NFKC-stable and not
@@ -445,25 +457,30 @@ SimhashFeedAsciiBlocks(SimhashTokenizer *tk, const unsigned char *s, size_t i, s
 static inline size_t
 SimhashFeedHan(SimhashTokenizer *tk, const unsigned char *s, size_t i, size_t len)
 {
-	if (i + 6 > len || !SimhashPlain3(s + i) ||
-		(SimhashCharProps(SimhashDecode3(s + i)) & SIMHASH_HAN_MASK) != SIMHASH_HAN_PLAIN)
+	pg_wchar	c;
+
+	if (i + 7 > len)
+		return i;
+	c = SimhashDecode3Word((uint32) SimhashLoadLE32(s + i, 0));
+	if (c == 0 || (SimhashCharProps(c) & SIMHASH_HAN_MASK) != SIMHASH_HAN_PLAIN)
 		return i;
 	/* s[i..i+2] is such a character: is the next one a boundary? */
-	while (i + 6 <= len)
+	while (i + 7 <= len)
 	{
-		const unsigned char *next = s + i + 3;
+		uint32		v = SimhashLoadLE32(s + i + 3, 0);
 		uint8		props;
 
-		if (*next < 0x80)
+		if ((v & 0x80) == 0)
 		{
 			/* ASCII is a boundary: back to the ASCII paths */
 			SimhashAddFeatureHash(tk->fs, SimhashHashShort(s + i, 3, 0),
 								  (const char *) s + i, 3);
 			return i + 3;
 		}
-		if (!SimhashPlain3(next))
+		c = SimhashDecode3Word(v);
+		if (c == 0)
 			break;
-		props = SimhashCharProps(SimhashDecode3(next));
+		props = SimhashCharProps(c);
 		if (!(props & SIMHASH_UFLAG_BOUNDARY))
 			break;
 		SimhashAddFeatureHash(tk->fs, SimhashHashShort(s + i, 3, 0),

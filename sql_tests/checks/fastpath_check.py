@@ -59,6 +59,14 @@ def texts():
         for pad in range(0, 9):
             docs.append(" " * pad + (w + " ") * 12 + w)
             docs.append(" " * pad + (w + ",\u0338") * 5 + w + "中" + w)
+    # Chinese punctuation between Han characters (skipped by the Han path
+    # when the character after it is a boundary), before marks and kana
+    seps = ["，", "。", "、", "：", "「", "」", "・", "〜", "\u3000", "！", "ー", "々", "〇", "﹏",
+            "㈱", "℡", "㎏", "⁉", "★", "Ⅻ"]
+    after = ["中", "a", " ", "\u0301", "\u3099", "\u0338", "ｶ", "カ", "か", "é", "，", "\U00020000"]
+    for sep in seps:
+        for nxt in after:
+            docs.append("中文" + sep + nxt + "字中" + sep + sep + nxt + "文")
     # long mixed texts: words, Han runs, marks and kana interleaved
     for _ in range(300):
         parts = []

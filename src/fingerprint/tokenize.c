@@ -448,11 +448,28 @@ SimhashDecode3Word(uint32 v)
 }
 
 /*
+ * Is a code point of property byte props, when it is a segment of its own
+ * and nothing is pending, only a separator?  As SimhashEmitSegment and
+ * SimhashEmitChar treat it: NFKC-stable, not folding and of class SEP, or
+ * not stable but normalizing to separators only.
+ */
+static inline bool
+SimhashSkippableSeparator(uint8 props)
+{
+	if (!(props & SIMHASH_UFLAG_BOUNDARY))
+		return false;
+	if (props & SIMHASH_UFLAG_STABLE)
+		return (props & (SIMHASH_UFLAG_FOLDS | SIMHASH_UCLASS_MASK)) == SIMHASH_UCLASS_SEP;
+	return (props & SIMHASH_UFLAG_NFKC_SEP) != 0;
+}
+
+/*
  * Chinese: from s[i], Han characters of three bytes, NFKC-stable and not
  * folding, each followed by a boundary (so each is a segment of its own),
  * with no word or kana run pending: each is a feature of its own, hashed
- * in place (a well-formed sequence is the UTF-8 of what it decodes to).
- * Returns where it stopped, i itself if s[i] is no such character.
+ * in place (a well-formed sequence is the UTF-8 of what it decodes to);
+ * separators of three bytes between them are skipped.  Returns where it
+ * stopped, i itself if s[i] is no such character.
  */
 static inline size_t
 SimhashFeedHan(SimhashTokenizer *tk, const unsigned char *s, size_t i, size_t len)
@@ -485,6 +502,27 @@ SimhashFeedHan(SimhashTokenizer *tk, const unsigned char *s, size_t i, size_t le
 			break;
 		SimhashAddFeatureHash(tk->fs, SimhashHashShort(s + i, 3, 0),
 							  (const char *) s + i, 3);
+		i += 3;
+		if ((props & SIMHASH_HAN_MASK) == SIMHASH_HAN_PLAIN)
+			continue;
+
+		/*
+		 * Chinese punctuation (U+3001, U+FF0C, ...): a separator that is a
+		 * segment of its own ends nothing here (no word or kana run is
+		 * pending), so it is skipped if the character after it is a
+		 * boundary.
+		 */
+		if (!SimhashSkippableSeparator(props) || i + 7 > len)
+			break;
+		v = SimhashLoadLE32(s + i + 3, 0);
+		if ((v & 0x80) == 0)
+			return i + 3;		/* ASCII next */
+		c = SimhashDecode3Word(v);
+		if (c == 0)
+			break;
+		props = SimhashCharProps(c);
+		if (!(props & SIMHASH_UFLAG_BOUNDARY))
+			break;
 		i += 3;
 		if ((props & SIMHASH_HAN_MASK) != SIMHASH_HAN_PLAIN)
 			break;

@@ -31,6 +31,7 @@ OBJS = \
 	src/executor/bandjoin_probe.o \
 	src/executor/bandjoin_table.o \
 	src/executor/nearestsort.o \
+	src/fingerprint/featureset.o \
 	src/fingerprint/fingerprint.o \
 	src/fingerprint/jaccard.o \
 	src/fingerprint/radius.o \

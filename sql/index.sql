@@ -273,6 +273,24 @@ DROP TABLE ts;
 DROP TABLESPACE simhash_ts;
 RESET allow_in_place_tablespaces;
 
+-- a parallel worker reads the index, not this backend's buffered rows:
+-- they are written before a plan that may start workers
+CREATE TABLE par (id int8, fp simhash64);
+CREATE INDEX par_fp ON par USING simhash (fp);
+INSERT INTO par SELECT i, fp_of(i) FROM generate_series(1, 1000) i;
+BEGIN;
+INSERT INTO par SELECT 2000 + i, fp_flip('aaaaaaaaaaaaaaaa', 1::int8 << i) FROM generate_series(0, 9) i;
+SET LOCAL enable_seqscan = off;
+SET LOCAL enable_bitmapscan = off;
+SET LOCAL parallel_leader_participation = off;
+SELECT set_config(CASE WHEN current_setting('server_version_num')::int >= 160000
+					   THEN 'debug_parallel_query' ELSE 'force_parallel_mode' END,
+				  'on', true) AS force_parallel;
+SELECT count(*) AS found_by_worker FROM par WHERE fp <@ simhash_ball('aaaaaaaaaaaaaaaa', 1);
+COMMIT;
+SELECT simhash_index_check('par_fp', true);
+DROP TABLE par;
+
 -- a flush interrupted by a statement timeout inside a savepoint is retried
 -- without writing any entry twice
 CREATE TABLE intr (id int8, fp simhash64);

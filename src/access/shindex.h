@@ -304,7 +304,7 @@ typedef struct SimhashLeafCursor
 extern void SimhashLeafCursorSeek(SimhashLeafCursor *cur, Page page,
 								  SimhashSortKey from);
 extern bool SimhashLeafCursorNextAppended(SimhashLeafCursor *cur, SimhashEntry *e);
-pg_noreturn extern void SimhashLeafCorrupt(const char *what);
+pg_noreturn extern void SimhashLeafCorrupt(const void *where, const char *what);
 
 /* Decode a varint at p; advances p. */
 static inline uint64
@@ -322,7 +322,7 @@ SimhashGetVarint(const char **p)
 	}
 	/* sort keys are below 2^59: nine bytes at most */
 	if (unlikely(i == 9))
-		SimhashLeafCorrupt("A sort key is encoded in more than nine bytes.");
+		SimhashLeafCorrupt(s, "A sort key is encoded in more than nine bytes.");
 	*p = (const char *) s + i + 1;
 	return v;
 }
@@ -399,11 +399,11 @@ SimhashGetSortedPayload(const char **p, SimhashEntry *e)
 	*p = (const char *) s + i + 1;
 	/* the tenth byte holds the 64th bit alone, and ends the varint */
 	if (unlikely(i == 9 && s[9] > 1))
-		SimhashLeafCorrupt("An entry's included value is not encoded canonically.");
+		SimhashLeafCorrupt(s, "An entry's included value is not encoded canonically.");
 	if (s[i] == 0)
 	{
 		if (unlikely(i != 1 || s[0] != 0x80))
-			SimhashLeafCorrupt("An entry's included value is not encoded canonically.");
+			SimhashLeafCorrupt(s, "An entry's included value is not encoded canonically.");
 		e->payload = (Datum) 0;
 		e->payload_null = true;
 		return;
@@ -423,11 +423,11 @@ SimhashGetPayload(const char *p, int size, SimhashEntry *e)
 		return;
 	}
 	if (unlikely(p[0] != 0 && p[0] != 1))
-		SimhashLeafCorrupt("An entry's payload has an invalid null flag.");
+		SimhashLeafCorrupt(p, "An entry's payload has an invalid null flag.");
 	e->payload_null = (p[0] != 0);
 	memcpy(&e->payload, p + 1, sizeof(Datum));
 	if (unlikely(e->payload_null && e->payload != 0))
-		SimhashLeafCorrupt("A NULL payload has a value.");
+		SimhashLeafCorrupt(p, "A NULL payload has a value.");
 }
 
 /*
@@ -446,7 +446,7 @@ SimhashLeafCursorNextSorted(SimhashLeafCursor *cur, SimhashEntry *e)
 	index = cur->nsorted - cur->nsorted_left;
 	delta = SimhashGetVarint(&cur->pos);
 	if (cur->pos + 6 + (cur->payload_size > 0 ? SIMHASH_MIN_SORTED_PAYLOAD : 0) > cur->end)
-		SimhashLeafCorrupt("The sorted area ends inside an entry.");
+		SimhashLeafCorrupt(cur->page, "The sorted area ends inside an entry.");
 	delta = (index % SIMHASH_RESTART_INTERVAL == 0) ? delta : cur->prev + delta;
 
 	/*
@@ -455,7 +455,7 @@ SimhashLeafCursorNextSorted(SimhashLeafCursor *cur, SimhashEntry *e)
 	 */
 	if (unlikely(delta <= cur->prev ||
 				 !SimhashSortKeyOffsetIsValid(delta)))
-		SimhashLeafCorrupt("An entry is out of order or names no heap tuple.");
+		SimhashLeafCorrupt(cur->page, "An entry is out of order or names no heap tuple.");
 	cur->prev = delta;
 	e->skey = cur->prev;
 	e->rest = SimhashGetRest(cur->pos);
@@ -464,7 +464,7 @@ SimhashLeafCursorNextSorted(SimhashLeafCursor *cur, SimhashEntry *e)
 	{
 		SimhashGetSortedPayload(&cur->pos, e);
 		if (unlikely(cur->pos > cur->end))
-			SimhashLeafCorrupt("The sorted area ends inside an entry.");
+			SimhashLeafCorrupt(cur->page, "The sorted area ends inside an entry.");
 	}
 	else
 		SimhashGetPayload(NULL, 0, e);

@@ -16,6 +16,14 @@
  */
 #include "postgres.h"
 
+#include "storage/bufmgr.h"
+#include "utils/lsyscache.h"
+#if PG_VERSION_NUM >= 160000
+#include "utils/relfilenumbermap.h"
+#else
+#include "utils/relfilenodemap.h"
+#endif
+
 #include "shindex.h"
 
 static void SimhashCheckLeafLayout(Page page);
@@ -133,13 +141,17 @@ SimhashCheckMetaPage(Relation index, Page page)
 		ereport(ERROR,
 				(errcode(ERRCODE_INDEX_CORRUPTED),
 				 errmsg("index \"%s\" is not a simhash index",
-						RelationGetRelationName(index))));
+						RelationGetRelationName(index)),
+				 errdetail("Block %u is not a simhash metapage.", SIMHASH_METAPAGE_BLKNO),
+				 errhint("Please REINDEX it.")));
 	meta = SimhashPageGetMeta(page);
 	if (meta->magic != SIMHASH_MAGIC || meta->version != SIMHASH_VERSION)
 		ereport(ERROR,
 				(errcode(ERRCODE_INDEX_CORRUPTED),
 				 errmsg("index \"%s\" has an unsupported simhash layout version %u",
 						RelationGetRelationName(index), meta->version),
+				 errdetail("The metapage at block %u has magic number 0x%08X and layout version %u; this library reads version %u.",
+						   SIMHASH_METAPAGE_BLKNO, meta->magic, meta->version, SIMHASH_VERSION),
 				 errhint("Please REINDEX it.")));
 }
 
@@ -210,7 +222,7 @@ SimhashLeafDecode(Page page, SimhashEntry *out)
 		uint64		delta = SimhashGetVarint(&p);
 
 		if (p + 6 + (payload_size > 0 ? SIMHASH_MIN_SORTED_PAYLOAD : 0) > end)
-			SimhashLeafCorrupt("The sorted area ends inside an entry.");
+			SimhashLeafCorrupt(page, "The sorted area ends inside an entry.");
 		prev = (i % SIMHASH_RESTART_INTERVAL == 0) ? delta : prev + delta;
 		out[i].skey = prev;
 		out[i].rest = SimhashGetRest(p);
@@ -219,13 +231,13 @@ SimhashLeafDecode(Page page, SimhashEntry *out)
 		{
 			SimhashGetSortedPayload(&p, &out[i]);
 			if (p > end)
-				SimhashLeafCorrupt("The sorted area ends inside an entry.");
+				SimhashLeafCorrupt(page, "The sorted area ends inside an entry.");
 		}
 		else
 			SimhashGetPayload(NULL, 0, &out[i]);
 	}
 	if (p != end)
-		SimhashLeafCorrupt("The sorted area does not decode to its recorded size.");
+		SimhashLeafCorrupt(page, "The sorted area does not decode to its recorded size.");
 	if (nappend == 0)
 		return nsorted;
 
@@ -366,13 +378,67 @@ SimhashLeafAppend(Page page, const SimhashEntry *entries, int n)
 	return true;
 }
 
-/* Report a leaf page whose layout fields contradict each other. */
-void
-SimhashLeafCorrupt(const char *what)
+/*
+ * The buffer whose page holds the byte at "where", or InvalidBuffer if it is
+ * in no buffer (a page image being built).
+ */
+static Buffer
+SimhashBufferHolding(const void *where)
 {
+	const char *p = (const char *) where;
+
+	if (BufferBlocks != NULL && p >= BufferBlocks &&
+		p < BufferBlocks + (Size) NBuffers * BLCKSZ)
+		return (Buffer) ((p - BufferBlocks) / BLCKSZ) + 1;
+	for (int i = 0; i < NLocBuffer; i++)
+	{
+		const char *block = (const char *) LocalBufferBlockPointers[i];
+
+		if (block != NULL && p >= block && p < block + BLCKSZ)
+			return -(i + 1);
+	}
+	return InvalidBuffer;
+}
+
+/*
+ * Report a leaf page whose contents contradict themselves; "where" is any
+ * byte of the page.  The decoders see only the page, so the index and the
+ * block are found from the buffer that holds it (pinned by the caller).
+ */
+void
+SimhashLeafCorrupt(const void *where, const char *what)
+{
+	Buffer		buf = SimhashBufferHolding(where);
+	RelFileLocator loc;
+	ForkNumber	fork;
+	BlockNumber blkno;
+	Oid			relid;
+	char	   *name = NULL;
+
+	if (!BufferIsValid(buf))
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("simhash index contains a corrupted leaf page"),
+				 errdetail("%s", what),
+				 errhint("Please REINDEX it.")));
+	BufferGetTag(buf, &loc, &fork, &blkno);
+#if PG_VERSION_NUM >= 160000
+	relid = RelidByRelfilenumber(loc.spcOid, loc.relNumber);
+#else
+	relid = RelidByRelfilenode(loc.spcNode, loc.relNode);
+#endif
+	if (OidIsValid(relid))
+		name = get_rel_name(relid);
+	if (name == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("simhash index with relfilenode %u contains a corrupted leaf page at block %u",
+						SimhashLocatorNumber(loc), blkno),
+				 errdetail("%s", what),
+				 errhint("Please REINDEX it.")));
 	ereport(ERROR,
 			(errcode(ERRCODE_INDEX_CORRUPTED),
-			 errmsg("simhash index contains a corrupted leaf page"),
+			 errmsg("index \"%s\" contains a corrupted leaf page at block %u", name, blkno),
 			 errdetail("%s", what),
 			 errhint("Please REINDEX it.")));
 }
@@ -396,28 +462,28 @@ SimhashCheckLeafLayout(Page page)
 	const uint16 *restarts;
 
 	if (!SimhashPageIsValid(page) || !(SimhashPageGetOpaque(page)->flags & SIMHASH_LEAF))
-		SimhashLeafCorrupt("The page is not a simhash leaf.");
+		SimhashLeafCorrupt(page, "The page is not a simhash leaf.");
 	opaque = SimhashPageGetOpaque(page);
 	if (opaque->sorted_end < start || opaque->sorted_end > ph->pd_lower ||
 		ph->pd_lower > ph->pd_upper || ph->pd_upper > ph->pd_special ||
 		ph->pd_special > BLCKSZ)
-		SimhashLeafCorrupt("The page's areas overlap.");
+		SimhashLeafCorrupt(page, "The page's areas overlap.");
 	payload_size = SimhashLeafPayloadSize(page);
 	if ((ph->pd_lower - opaque->sorted_end) % (SIMHASH_RAW_ENTRY_SIZE + payload_size) != 0 ||
 		SimhashLeafAppendCount(page) > SIMHASH_MAX_APPEND)
-		SimhashLeafCorrupt("The append area is not a whole number of entries, or too long.");
+		SimhashLeafCorrupt(page, "The append area is not a whole number of entries, or too long.");
 	sorted_bytes = opaque->sorted_end - start;
 	if (sorted_bytes < (Size) opaque->nsorted *
 		(SIMHASH_MIN_ENCODED_ENTRY + (payload_size > 0 ? SIMHASH_MIN_SORTED_PAYLOAD : 0)) ||
 		sorted_bytes > (Size) opaque->nsorted *
 		(SIMHASH_MAX_ENCODED_ENTRY + (payload_size > 0 ? SIMHASH_MAX_SORTED_PAYLOAD : 0)))
-		SimhashLeafCorrupt("The sorted area's size does not fit its entry count.");
+		SimhashLeafCorrupt(page, "The sorted area's size does not fit its entry count.");
 	nrestarts = (ph->pd_special - ph->pd_upper) / sizeof(uint16);
 	if (nrestarts != (opaque->nsorted + SIMHASH_RESTART_INTERVAL - 1) / SIMHASH_RESTART_INTERVAL)
-		SimhashLeafCorrupt("The restart array does not fit the entry count.");
+		SimhashLeafCorrupt(page, "The restart array does not fit the entry count.");
 	restarts = (const uint16 *) ((char *) page + ph->pd_upper);
 	if (nrestarts > 0 && restarts[0] != start)
-		SimhashLeafCorrupt("The first restart is not the first entry.");
+		SimhashLeafCorrupt(page, "The first restart is not the first entry.");
 }
 
 /*
@@ -446,7 +512,7 @@ SimhashLeafCursorSeek(SimhashLeafCursor *cur, Page page, SimhashSortKey from)
 
 		if (restarts[mid] < MAXALIGN(SizeOfPageHeaderData) ||
 			restarts[mid] + SIMHASH_MIN_ENCODED_ENTRY > opaque->sorted_end)
-			SimhashLeafCorrupt("A restart points outside the sorted area.");
+			SimhashLeafCorrupt(page, "A restart points outside the sorted area.");
 		if (SimhashGetVarint(&q) <= from)
 		{
 			found = mid;
@@ -486,7 +552,7 @@ SimhashLeafCursorNextAppended(SimhashLeafCursor *cur, SimhashEntry *e)
 	p = cur->end + (Size) cur->append_next * (SIMHASH_RAW_ENTRY_SIZE + cur->payload_size);
 	memcpy(&e->skey, p, sizeof(uint64));
 	if (!SimhashSortKeyOffsetIsValid(e->skey))
-		SimhashLeafCorrupt("An entry names no heap tuple.");
+		SimhashLeafCorrupt(cur->page, "An entry names no heap tuple.");
 	e->rest = SimhashGetRest(p + sizeof(uint64));
 	SimhashGetPayload(p + SIMHASH_RAW_ENTRY_SIZE, cur->payload_size, e);
 	cur->append_next++;

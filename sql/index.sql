@@ -291,6 +291,28 @@ COMMIT;
 SELECT simhash_index_check('par_fp', true);
 DROP TABLE par;
 
+-- the rows of a rolled-back subtransaction leave the insert buffer at once:
+-- estimates, which count buffered rows in memory, no longer see them
+CREATE TABLE est (id int8, fp simhash64) WITH (autovacuum_enabled = off);
+INSERT INTO est SELECT i, fp_of(i) FROM generate_series(1, 2000) i;
+CREATE INDEX est_fp ON est USING simhash (fp);
+ANALYZE est;
+CREATE FUNCTION est_rows() RETURNS float8 LANGUAGE plpgsql AS $$
+DECLARE plan json;
+BEGIN
+	EXECUTE 'EXPLAIN (FORMAT JSON) SELECT id FROM est WHERE fp <-> ''aaaaaaaaaaaaaaaa'' <= 2' INTO plan;
+	RETURN (plan -> 0 -> 'Plan' ->> 'Plan Rows')::float8;
+END $$;
+BEGIN;
+SAVEPOINT s;
+INSERT INTO est SELECT 10000 + i, 'aaaaaaaaaaaaaaaa' FROM generate_series(1, 500) i;
+SELECT est_rows() >= 500 AS buffered_rows_counted;
+ROLLBACK TO s;
+SELECT est_rows() < 100 AS rolled_back_rows_gone;
+COMMIT;
+DROP TABLE est;
+DROP FUNCTION est_rows();
+
 -- a flush interrupted by a statement timeout inside a savepoint is retried
 -- without writing any entry twice
 CREATE TABLE intr (id int8, fp simhash64);

@@ -35,7 +35,8 @@ state directory below: the results and regression.diffs are there).
 
   --pg VERSION   run in the PostgreSQL VERSION environment of tools/test.sh
                  (17: Debian 13, 18: sid; tools/pg-release-env.sh; root
-                 only; a full build each time, the cluster is not kept)
+                 only; a full build each time, the cluster is not kept;
+                 waits while tools/test.sh runs there)
   --stop         stop the cluster and remove its state directory
 
 State: /tmp/simhash-dev-USER/KEY (KEY: this checkout and PG_CONFIG).
@@ -183,6 +184,10 @@ if [ -n "$pg" ]; then
 	[ "$(id -u)" = 0 ] || { echo "dev.sh: --pg needs root (a chroot)" >&2; exit 2; }
 	env_dir=${SIMHASH_PG_ENV_ROOT:-/var/cache/simhash/pg-env}/$pg
 	bash tools/pg-release-env.sh setup "$pg" "$env_dir" >/dev/null || exit 2
+	# one suite at a time in an environment (tools/test.sh takes the same
+	# lock): both install into its PostgreSQL
+	exec {lock}>"$env_dir.suite.lock"
+	flock "$lock"
 	bash tools/pg-release-env.sh copy "$env_dir" /srv/simhash-dev || exit 2
 	bash tools/pg-release-env.sh run "$env_dir" -- env \
 		PG_CONFIG=/usr/lib/postgresql/"$pg"/bin/pg_config \

@@ -18,7 +18,7 @@ TEST:
 
   NAME           sql/NAME.sql, a pg_regress test (expected/NAME.out)
   NAME           sql_tests/isolation/specs/NAME.spec, an isolation spec
-  NNN or NAME    sql_tests/t/NNN_*.pl or sql_tests/t/*NAME*.pl, a TAP test
+  NNN or NAME    sql_tests/t/NNN_*.pl or sql_tests/t/NNN_NAME.pl, a TAP test
                  (it starts clusters of its own)
   NAME           sql_tests/checks/NAME.py, a self-checking script
   regress/NAME, isolation/NAME, tap/NAME, check/NAME   say which one

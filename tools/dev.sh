@@ -34,7 +34,8 @@ tests as the postgres user, from a copy of the checkout it owns (in the
 state directory below: the results and regression.diffs are there).
 
   --pg VERSION   run in the PostgreSQL VERSION environment of tools/test.sh
-                 (17: Debian 13, 18: sid; tools/pg-release-env.sh; root
+                 (15: this machine's, or PG_CONFIG; 17: Debian 13, 18: sid,
+                 chroots made by tools/pg-release-env.sh; root
                  only; a full build each time, the cluster is not kept;
                  waits while tools/test.sh runs there)
   --stop         stop the cluster and remove its state directory
@@ -179,6 +180,12 @@ while [ $# -gt 0 ]; do
 	esac
 done
 
+# 15 is the machine's own (Debian 12), as in tools/test.sh
+if [ "$pg" = 15 ]; then
+	pg=
+	PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
+fi
+
 # Another PostgreSQL version: this script again, inside its environment.
 if [ -n "$pg" ]; then
 	[ "$(id -u)" = 0 ] || { echo "dev.sh: --pg needs root (a chroot)" >&2; exit 2; }
@@ -193,7 +200,8 @@ if [ -n "$pg" ]; then
 		PG_CONFIG=/usr/lib/postgresql/"$pg"/bin/pg_config \
 		bash /srv/simhash-dev/tools/dev.sh ${stop:+--stop} "${tests[@]}"
 	status=$?
-	[ -n "$stop" ] || bash tools/pg-release-env.sh run "$env_dir" -- \
+	[ -n "$stop" ] || bash tools/pg-release-env.sh run "$env_dir" -- env \
+		PG_CONFIG=/usr/lib/postgresql/"$pg"/bin/pg_config \
 		bash /srv/simhash-dev/tools/dev.sh --stop >/dev/null
 	exit $status
 fi

@@ -367,6 +367,22 @@ SELECT sqlstate_of($$INSERT INTO vdocs (id, body, fp)
 	FROM generate_series(1, 400000) i$$) AS long_copy,
 	   sqlstate_of($$INSERT INTO vdocs (id, body, fp) VALUES (3, 'w1 w2 w3', bits(2))$$) AS short_text;
 SELECT id, length(body) FROM vdocs ORDER BY id;
+-- an UPDATE that leaves the text alone does not read it: the stored value,
+-- the same TOAST pointer before and after, is the same text (both were
+-- detoasted, 2.3 MB each, at every such UPDATE); one that sets it is checked
+DROP TRIGGER v ON vdocs;
+CREATE TRIGGER v BEFORE INSERT OR UPDATE ON vdocs FOR EACH ROW
+	EXECUTE FUNCTION simhash_near_duplicate_trigger(fp, 3, 'reject', 'text=title,body', 'verify=0.9');
+SELECT pg_stat_force_next_flush();		-- the counts below are this transaction's
+BEGIN;
+UPDATE vdocs SET dup_dist = 1 WHERE id = 1;
+SELECT pg_stat_get_xact_blocks_fetched(reltoastrelid) AS toast_blocks_fetched
+FROM pg_class WHERE oid = 'vdocs'::regclass;
+COMMIT;
+SELECT sqlstate_of($$UPDATE vdocs SET body = (SELECT body FROM vdocs WHERE id = 1) || ' w1', fp = bits(1)
+	WHERE id = 3$$) AS update_to_long_copy,
+	   sqlstate_of($$UPDATE vdocs SET title = 'w2', dup_dist = 2 WHERE id = 3$$) AS update_title;
+SELECT id, length(body), title, dup_dist FROM vdocs ORDER BY id;
 ALTER TABLE vdocs ALTER COLUMN body SET STORAGE EXTENDED;
 
 -- bad verify= arguments: 22023 with the argument in the detail
@@ -385,6 +401,9 @@ FROM (VALUES
 	('fp, 3, ''reject'', ''text=body'', ''verify=.5'''),
 	('fp, 3, ''reject'', ''text=body'', ''verify=1.000'''),
 	('fp, 3, ''reject'', ''text=body'', ''verify=1.01'''),
+	('fp, 3, ''reject'', ''text=body'', ''verify=1.00000000000000000001'''),
+	('fp, 3, ''reject'', ''text=body'', ''verify=0.99999999999999999999'''),
+	('fp, 3, ''reject'', ''text=body'', ''verify=001.0'''),
 	('fp, 3, ''reject'', ''text=body'', ''verify=-0.1'''),
 	('fp, 3, ''reject'', ''text=body'', ''verify=NaN'''),
 	('fp, 3, ''reject'', ''text=body'', ''verify=inf'''),
@@ -403,6 +422,26 @@ FROM (VALUES
 RESET client_min_messages;
 DROP TRIGGER x ON vdocs;
 DROP TABLE vdocs;
+
+-- a generated text column is computed after BEFORE triggers, which would
+-- see no text in it: every new row would be "without text" and never a
+-- near-duplicate, an exact copy included (with verify= and with k 'auto').
+-- Refused with 0A000 when the trigger first fires.
+CREATE TABLE gdocs (id int PRIMARY KEY, raw text,
+					body text GENERATED ALWAYS AS (lower(raw)) STORED, fp simhash64);
+CREATE INDEX ON gdocs USING simhash (fp);
+INSERT INTO gdocs (id, raw, fp) VALUES (1, 'The quick brown fox jumps over the lazy dog.', bits(0));
+CREATE TRIGGER v BEFORE INSERT ON gdocs FOR EACH ROW
+	EXECUTE FUNCTION simhash_near_duplicate_trigger(fp, 3, 'reject', 'text=body', 'verify=0.5');
+SELECT state, message, detail, hint FROM error_fields($$INSERT INTO gdocs (id, raw, fp)
+	VALUES (2, 'The quick brown fox jumps over the lazy dog.', bits(1))$$);
+DROP TRIGGER v ON gdocs;
+CREATE TRIGGER v BEFORE INSERT ON gdocs FOR EACH ROW
+	EXECUTE FUNCTION simhash_near_duplicate_trigger(fp, 'auto', 'reject', 'text=body');
+SELECT state, message FROM error_fields($$INSERT INTO gdocs (id, raw, fp)
+	VALUES (3, 'The quick brown fox jumps over the lazy dog.', bits(0))$$);
+SELECT id, body FROM gdocs ORDER BY id;
+DROP TABLE gdocs;
 
 -- a bulk load: the transaction's own rows are searched in memory (by key
 -- past 256 rows); the rows kept are those a first-come scan keeps

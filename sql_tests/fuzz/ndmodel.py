@@ -26,6 +26,7 @@ Model of a firing (BEFORE INSERT OR UPDATE ... FOR EACH ROW):
     triggers of the destination (PostgreSQL: delete, then insert).
 """
 import copy
+import decimal
 
 from .radius import radius_of_weight, text_weight
 from .scalar import ref
@@ -108,8 +109,11 @@ def parse_verify(num):
         return None
     if any(c not in "0123456789." for c in num):
         return None
-    v = float(num)
-    return v if 0.0 <= v <= 1.0 else None
+    # compared with 1 as written: "1.0000000000000001" is above 1, though
+    # it rounds to the double 1.0
+    if decimal.Decimal(num) > 1:
+        return None
+    return float(num)
 
 
 class NearDupConfig:

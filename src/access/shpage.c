@@ -16,14 +16,6 @@
  */
 #include "postgres.h"
 
-#include "storage/bufmgr.h"
-#include "utils/lsyscache.h"
-#if PG_VERSION_NUM >= 160000
-#include "utils/relfilenumbermap.h"
-#else
-#include "utils/relfilenodemap.h"
-#endif
-
 #include "shindex.h"
 
 static void SimhashCheckLeafLayout(Page page);
@@ -376,71 +368,6 @@ SimhashLeafAppend(Page page, const SimhashEntry *entries, int n)
 	}
 	ph->pd_lower = p - (char *) page;
 	return true;
-}
-
-/*
- * The buffer whose page holds the byte at "where", or InvalidBuffer if it is
- * in no buffer (a page image being built).
- */
-static Buffer
-SimhashBufferHolding(const void *where)
-{
-	const char *p = (const char *) where;
-
-	if (BufferBlocks != NULL && p >= BufferBlocks &&
-		p < BufferBlocks + (Size) NBuffers * BLCKSZ)
-		return (Buffer) ((p - BufferBlocks) / BLCKSZ) + 1;
-	for (int i = 0; i < NLocBuffer; i++)
-	{
-		const char *block = (const char *) LocalBufferBlockPointers[i];
-
-		if (block != NULL && p >= block && p < block + BLCKSZ)
-			return -(i + 1);
-	}
-	return InvalidBuffer;
-}
-
-/*
- * Report a leaf page whose contents contradict themselves; "where" is any
- * byte of the page.  The decoders see only the page, so the index and the
- * block are found from the buffer that holds it (pinned by the caller).
- */
-void
-SimhashLeafCorrupt(const void *where, const char *what)
-{
-	Buffer		buf = SimhashBufferHolding(where);
-	RelFileLocator loc;
-	ForkNumber	fork;
-	BlockNumber blkno;
-	Oid			relid;
-	char	   *name = NULL;
-
-	if (!BufferIsValid(buf))
-		ereport(ERROR,
-				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("simhash index contains a corrupted leaf page"),
-				 errdetail("%s", what),
-				 errhint("Please REINDEX it.")));
-	BufferGetTag(buf, &loc, &fork, &blkno);
-#if PG_VERSION_NUM >= 160000
-	relid = RelidByRelfilenumber(loc.spcOid, loc.relNumber);
-#else
-	relid = RelidByRelfilenode(loc.spcNode, loc.relNode);
-#endif
-	if (OidIsValid(relid))
-		name = get_rel_name(relid);
-	if (name == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("simhash index with relfilenode %u contains a corrupted leaf page at block %u",
-						SimhashLocatorNumber(loc), blkno),
-				 errdetail("%s", what),
-				 errhint("Please REINDEX it.")));
-	ereport(ERROR,
-			(errcode(ERRCODE_INDEX_CORRUPTED),
-			 errmsg("index \"%s\" contains a corrupted leaf page at block %u", name, blkno),
-			 errdetail("%s", what),
-			 errhint("Please REINDEX it.")));
 }
 
 /*

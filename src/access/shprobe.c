@@ -143,7 +143,7 @@ double
 SimhashPlanKeys(const SimhashProbePlan *plan, int band)
 {
 	if (plan->fullscan)
-		return band == plan->fullscan_band ? SIMHASH_BAND_KEYS : 0;
+		return band == plan->fullscan_band ? SIMHASH_BLOCK_KEYS : 0;
 	return SimhashBallSize(plan->radius[band]);
 }
 
@@ -182,11 +182,11 @@ SimhashBandCost(int r, double per_key)
 void
 SimhashPlanProbes(int k, double nentries, SimhashProbePlan *plan)
 {
-	double		per_key = Max(nentries, 0) / (double) SIMHASH_BAND_KEYS;
+	double		per_key = Max(nentries, 0) / (double) SIMHASH_BLOCK_KEYS;
 	double		fullcost = Max(nentries, 1) * SIMHASH_SCAN_ENTRY_COST + SIMHASH_PROBE_COST;
 	/* best[s] / choice[j][s]: cheapest way for bands 0..j to reach sum s */
-	double		best[SIMHASH_NBANDS + 1][SIMHASH_BITS + 2];
-	int			choice[SIMHASH_NBANDS + 1][SIMHASH_BITS + 2];
+	double		best[SIMHASH_BLOCKS + 1][SIMHASH_BITS + 2];
+	int			choice[SIMHASH_BLOCKS + 1][SIMHASH_BITS + 2];
 	int			need;
 
 	/*
@@ -196,7 +196,7 @@ SimhashPlanProbes(int k, double nentries, SimhashProbePlan *plan)
 	Assert(k >= SIMHASH_EMPTY_RADIUS && k <= SIMHASH_BITS);
 	k = SimhashNormalizeRadius(k);
 
-	for (int j = 0; j < SIMHASH_NBANDS; j++)
+	for (int j = 0; j < SIMHASH_BLOCKS; j++)
 		plan->radius[j] = -1;
 	plan->fullscan = false;
 	plan->fullscan_band = 0;
@@ -208,7 +208,7 @@ SimhashPlanProbes(int k, double nentries, SimhashProbePlan *plan)
 
 	/* sum_j (r_j + 1) must reach k + 1; radii of 16 mean a full band */
 	need = k + 1;
-	if (need > SIMHASH_NBANDS * SIMHASH_BLOCK_BITS)
+	if (need > SIMHASH_BLOCKS * SIMHASH_BLOCK_BITS)
 	{
 		plan->fullscan = true;
 		plan->cost = fullcost;
@@ -217,7 +217,7 @@ SimhashPlanProbes(int k, double nentries, SimhashProbePlan *plan)
 
 	for (int s = 0; s <= need; s++)
 		best[0][s] = (s == 0) ? 0 : INFINITY;
-	for (int j = 1; j <= SIMHASH_NBANDS; j++)
+	for (int j = 1; j <= SIMHASH_BLOCKS; j++)
 	{
 		for (int s = 0; s <= need; s++)
 		{
@@ -243,14 +243,14 @@ SimhashPlanProbes(int k, double nentries, SimhashProbePlan *plan)
 		}
 	}
 
-	if (best[SIMHASH_NBANDS][need] >= fullcost)
+	if (best[SIMHASH_BLOCKS][need] >= fullcost)
 	{
 		plan->fullscan = true;
 		plan->cost = fullcost;
 		return;
 	}
-	plan->cost = best[SIMHASH_NBANDS][need];
-	for (int j = SIMHASH_NBANDS, s = need; j >= 1; j--)
+	plan->cost = best[SIMHASH_BLOCKS][need];
+	for (int j = SIMHASH_BLOCKS, s = need; j >= 1; j--)
 	{
 		int			r = choice[j][s];
 

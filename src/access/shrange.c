@@ -51,7 +51,7 @@ bool
 SimhashRangeNext(IndexScanDesc scan)
 {
 	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
-	int			radii[SIMHASH_NBANDS];
+	int			radii[SIMHASH_BLOCKS];
 
 	so->hits.n = so->hits.pos = 0;
 	for (;;)
@@ -75,7 +75,7 @@ SimhashRangeNext(IndexScanDesc scan)
 		}
 		else if (so->keypos < so->nkeys)
 		{
-			for (int i = 0; i < SIMHASH_NBANDS; i++)
+			for (int i = 0; i < SIMHASH_BLOCKS; i++)
 				radii[i] = (i < so->band) ? so->plan.radius[i] : -1;
 			SimhashProbeKey(scan, so->band, so->keys[so->keypos++]);
 			SimhashFilterBatch(so, so->band, radii, false);
@@ -85,8 +85,8 @@ SimhashRangeNext(IndexScanDesc scan)
 			/* next band with a radius */
 			do
 				so->band++;
-			while (so->band < SIMHASH_NBANDS && so->plan.radius[so->band] < 0);
-			if (so->band >= SIMHASH_NBANDS)
+			while (so->band < SIMHASH_BLOCKS && so->plan.radius[so->band] < 0);
+			if (so->band >= SIMHASH_BLOCKS)
 				return false;
 			SimhashRangeStartBand(scan);
 			continue;

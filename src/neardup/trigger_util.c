@@ -24,12 +24,12 @@
 #include "commands/trigger.h"
 #include "executor/tuptable.h"
 #include "lib/stringinfo.h"
+#include "utils/datum.h"
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 
 #include "neardup.h"
-#include "simhash_catalog.h"
 
 /*
  * The TriggerData of a call of trigger function "name", which must fire
@@ -240,14 +240,33 @@ SimhashJoinSlotTextColumns(TupleTableSlot *slot, const AttrNumber *cols, int nco
 /*
  * Do two rows have the same text in columns "cols", joined as
  * SimhashJoinTextColumns joins them (the same bytes, or both NULL)?
+ *
+ * An UPDATE that does not set the columns keeps their stored values, a
+ * long one as the very same TOAST pointer: columns equal as stored are the
+ * same text, told without reading (and detoasting) it.
  */
 bool
 SimhashSameTextColumns(HeapTuple a, HeapTuple b, TupleDesc desc, const AttrNumber *cols,
 					   int ncols)
 {
-	text	   *ta = SimhashJoinTextColumns(a, desc, cols, ncols);
-	text	   *tb = SimhashJoinTextColumns(b, desc, cols, ncols);
+	bool		same_stored = true;
+	text	   *ta;
+	text	   *tb;
 
+	for (int i = 0; i < ncols && same_stored; i++)
+	{
+		bool		anull;
+		bool		bnull;
+		Datum		da = heap_getattr(a, cols[i], desc, &anull);
+		Datum		db = heap_getattr(b, cols[i], desc, &bnull);
+
+		same_stored = (anull == bnull) && (anull || datumIsEqual(da, db, false, -1));
+	}
+	if (same_stored)
+		return true;
+
+	ta = SimhashJoinTextColumns(a, desc, cols, ncols);
+	tb = SimhashJoinTextColumns(b, desc, cols, ncols);
 	if (ta == NULL || tb == NULL)
 		return ta == tb;
 	return VARSIZE_ANY_EXHDR(ta) == VARSIZE_ANY_EXHDR(tb) &&
@@ -257,25 +276,39 @@ SimhashSameTextColumns(HeapTuple a, HeapTuple b, TupleDesc desc, const AttrNumbe
 /*
  * Read the similarity of the trigger option "verify=s": ASCII digits with
  * at most one point and at least one digit (no sign, exponent, spaces, NaN
- * or infinity), of a value from 0 to 1.  False if "num" is not one.
+ * or infinity), of a value from 0 to 1.  False if "num" is not one.  The
+ * decimal is compared with 1 as written, before rounding to a double:
+ * "1.00000000000000000001" is above 1, though it reads as the double 1.
  */
 bool
 SimhashParseSimilarity(const char *num, double *s)
 {
 	int			ndigits = 0;
 	int			npoints = 0;
+	const char *p = num;
 
-	for (const char *p = num; *p; p++)
+	for (const char *c = num; *c; c++)
 	{
-		if (*p >= '0' && *p <= '9')
+		if (*c >= '0' && *c <= '9')
 			ndigits++;
-		else if (*p == '.' && npoints == 0)
+		else if (*c == '.' && npoints == 0)
 			npoints++;
 		else
 			return false;
 	}
 	if (ndigits == 0)
 		return false;
+	/* above 1: an integer part other than 0 or 1, or 1 and a nonzero fraction */
+	while (*p == '0')
+		p++;
+	if (*p != '\0' && *p != '.')
+	{
+		if (*p != '1' || (p[1] != '\0' && p[1] != '.'))
+			return false;
+		for (p++; *p; p++)
+			if (*p != '.' && *p != '0')
+				return false;
+	}
 	/* LC_NUMERIC is always C in the backend: the point is the decimal point */
 	*s = strtod(num, NULL);
 	return *s >= 0.0 && *s <= 1.0;

@@ -105,7 +105,6 @@ simhash_radius_weight(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("feature weight must not be negative"),
 				 errdetail("The value given was " INT64_FORMAT ".", features),
-				 errhint("Pass the number of words or Han characters of the text, "
-						 "or sum(weight) over simhash_features(text).")));
+				 errhint("Pass the number of words or Han characters, or sum(weight) of simhash_features.")));
 	PG_RETURN_INT32(SimhashRadiusForWeight((uint64) features));
 }

@@ -218,7 +218,7 @@ SimhashRejectRow(SimhashNearDupInfo *info, TriggerData *trigdata, const SimhashN
 			 errdetail_plural("An existing row is %d bit away (near-duplicate trigger \"%s\", k = %d).",
 							  "An existing row is %d bits away (near-duplicate trigger \"%s\", k = %d).",
 							  m->dist, m->dist, trigdata->tg_trigger->tgname, k),
-			 errhint("To store near-duplicates, use action 'skip' or 'link', a smaller k, or ALTER TABLE ... DISABLE TRIGGER %s.",
+			 errhint("Use action 'skip' or 'link', a smaller k, or ALTER TABLE ... DISABLE TRIGGER %s.",
 					 quote_identifier(trigdata->tg_trigger->tgname)),
 			 errtableconstraint(rel, trigdata->tg_trigger->tgname)));
 }

@@ -117,7 +117,7 @@ SimhashTriggerColumn(Relation rel, const char *colname, const char *role)
 				 errmsg("column \"%s\" of table \"%s\" does not exist",
 						colname, RelationGetRelationName(rel)),
 				 errdetail_internal("%s", _(role)),
-				 errhint("The trigger names its columns in its arguments; after renaming or dropping one, create the trigger again.")));
+				 errhint("After renaming or dropping a column the trigger names, create the trigger again.")));
 	if (attno < 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_COLUMN_REFERENCE),

@@ -97,6 +97,25 @@ SELECT args, fp_trigger_with(args) AS result
 FROM (VALUES ('fp'), ('fp, t, nosuch'), ('nosuch, t'), ('n, t'), ('fp, n'), ('g, t'), ('ctid, t')) v(args);
 DROP TRIGGER m ON misuse;
 SELECT id, t, fp FROM misuse ORDER BY id;
+-- a generated text column is computed after BEFORE triggers, which would
+-- see no text in it and store a NULL fingerprint: refused with 0A000 when
+-- the trigger first fires, also as the second of two text columns
+CREATE TABLE gf (id int PRIMARY KEY, raw text,
+				 body text GENERATED ALWAYS AS (lower(raw)) STORED, fp simhash64);
+CREATE TRIGGER f BEFORE INSERT OR UPDATE ON gf FOR EACH ROW
+	EXECUTE FUNCTION simhash_fingerprint_trigger(fp, body);
+SELECT state, message, detail, hint FROM error_fields($$INSERT INTO gf (id, raw) VALUES (1, 'Abc')$$);
+DROP TRIGGER f ON gf;
+CREATE TRIGGER f BEFORE INSERT OR UPDATE ON gf FOR EACH ROW
+	EXECUTE FUNCTION simhash_fingerprint_trigger(fp, raw, body);
+SELECT state, message FROM error_fields($$INSERT INTO gf (id, raw) VALUES (1, 'Abc')$$);
+-- the columns it is generated from work
+DROP TRIGGER f ON gf;
+CREATE TRIGGER f BEFORE INSERT OR UPDATE ON gf FOR EACH ROW
+	EXECUTE FUNCTION simhash_fingerprint_trigger(fp, raw);
+INSERT INTO gf (id, raw) VALUES (1, 'Abc');
+SELECT id, body, fp = simhash(raw) AS fingerprinted FROM gf ORDER BY id;
+DROP TABLE gf;
 
 ------------------------------------------------------------------------------
 -- simhash_near_duplicate_trigger

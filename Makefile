@@ -2,6 +2,7 @@
 
 MODULE_big = simhash
 OBJS = \
+	src/access/keycache.o \
 	src/access/shbuild.o \
 	src/access/shcheck.o \
 	src/access/shcost.o \
@@ -21,6 +22,7 @@ OBJS = \
 	src/clusters/clusterjoin.o \
 	src/clusters/clusters.o \
 	src/core/ball.o \
+	src/core/catalog.o \
 	src/core/distance.o \
 	src/core/type.o \
 	src/executor/bandjoin.o \
@@ -34,15 +36,14 @@ OBJS = \
 	src/fingerprint/textsource.o \
 	src/fingerprint/tokenize.o \
 	src/module.o \
-	src/neardup/keycache.o \
 	src/neardup/neardup_lock.o \
 	src/neardup/neardup_rls.o \
 	src/neardup/neardup_search.o \
+	src/neardup/neardup_setup.o \
 	src/neardup/neardup_stmt.o \
 	src/neardup/trigger_fingerprint.o \
 	src/neardup/trigger_neardup.o \
 	src/neardup/trigger_util.o \
-	src/planner/catalog.o \
 	src/planner/clause.o \
 	src/planner/knnpath.o \
 	src/planner/planner.o \
@@ -72,7 +73,7 @@ ISOLATION_OPTS = --inputdir=$(srcdir)/sql_tests/isolation --load-extension=simha
 PROVE_TESTS ?= sql_tests/t/*.pl
 PROVE_FLAGS = -I sql_tests/t
 
-# each layer's folder is on the include path: #include "shindex.h"
+# each layer's folder is on the include path: #include "simhash_am.h"
 PG_CPPFLAGS = $(patsubst %,-I$(srcdir)/src/%,core fingerprint access planner executor neardup clusters)
 
 # -Werror with the warnings PostgreSQL's own headers trigger turned off

@@ -144,3 +144,57 @@ SELECT input, sqlstate_of(format('SELECT %L::simhash_ball', input)) AS result FR
 
 DROP TABLE rdocs, rprobes;
 DROP ROLE simhash_radius_reader;
+
+-- Range scans over many leaves, against a sequential scan, for k = 0..12
+-- and larger: uniform fingerprints, clusters of near-copies, a block value
+-- shared by 3000 rows (one key over several leaves: the leaf search cannot
+-- guess where its entries start), rows appended after the build and rows
+-- vacuumed away.  Plain index scans hand over their matches probe by
+-- probe and resume from the kept parent page; bitmap scans do not stop.
+CREATE TABLE rwide (id int8, fp simhash64);
+INSERT INTO rwide SELECT i, rfp(i) FROM generate_series(1, 12000) i;
+INSERT INTO rwide
+SELECT 100000 + c * 20 + j, (rfp(-c)::int8 # (CASE WHEN j > 0 THEN (1::int8 << (j * 13 % 64)) | (1::int8 << (j * 5 % 64)) ELSE 0 END))::simhash64
+FROM generate_series(1, 400) c, generate_series(0, 19) j;
+INSERT INTO rwide
+SELECT 200000 + i, ((rfp(300000 + i)::int8 & ~65535::int8) | 4660)::simhash64
+FROM generate_series(1, 3000) i;
+CREATE INDEX rwide_fp ON rwide USING simhash (fp);
+INSERT INTO rwide SELECT 300000 + i, rfp(-1000000 - i) FROM generate_series(1, 500) i;
+INSERT INTO rwide
+SELECT 400000 + i, (rfp(-7)::int8 # (1::int8 << (i % 64)) # (1::int8 << ((i * 7) % 64)))::simhash64
+FROM generate_series(1, 200) i;
+DELETE FROM rwide WHERE id % 7 = 3;
+VACUUM ANALYZE rwide;
+CREATE TABLE rwide_q AS
+SELECT row_number() OVER () AS qid, q FROM (
+	SELECT fp AS q FROM rwide WHERE id IN (5, 777, 100021, 100540, 107999, 200010, 300001, 400003)
+	UNION ALL SELECT rfp(-3)
+	UNION ALL SELECT ((rfp(-9)::int8 & ~65535::int8) | 4661)::simhash64
+	UNION ALL SELECT '0000000000000000'::simhash64
+	UNION ALL SELECT 'ffffffffffffffff'::simhash64) s;
+CREATE FUNCTION rwide_ids(q simhash64, k int) RETURNS int8[] LANGUAGE sql STABLE AS
+$$ SELECT coalesce(array_agg(id ORDER BY id), '{}') FROM rwide WHERE fp <@ simhash_ball(q, k) $$;
+CREATE TEMP TABLE rwide_r (scan text, qid int8, k int, ids int8[]);
+SET enable_seqscan = off; SET enable_bitmapscan = off;
+EXPLAIN (COSTS OFF) SELECT id FROM rwide WHERE fp <@ simhash_ball('0000000000000000', 7);
+INSERT INTO rwide_r SELECT 'index', qid, k, rwide_ids(q, k)
+FROM rwide_q, unnest(ARRAY[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 16, 20, 24, 31]) k;
+SET enable_indexscan = off; SET enable_bitmapscan = on;
+EXPLAIN (COSTS OFF) SELECT id FROM rwide WHERE fp <@ simhash_ball('0000000000000000', 7);
+INSERT INTO rwide_r SELECT 'bitmap', qid, k, rwide_ids(q, k)
+FROM rwide_q, unnest(ARRAY[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 16, 20, 24, 31]) k;
+-- the sequential scan
+SET enable_seqscan = on; SET enable_indexscan = off; SET enable_bitmapscan = off;
+EXPLAIN (COSTS OFF) SELECT id FROM rwide WHERE hamming(fp, '0000000000000000') <= 7;
+INSERT INTO rwide_r SELECT 'seq', qid, k,
+	(SELECT coalesce(array_agg(id ORDER BY id), '{}') FROM rwide WHERE hamming(fp, q) <= k)
+FROM rwide_q, unnest(ARRAY[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 16, 20, 24, 31]) k;
+RESET enable_indexscan; RESET enable_bitmapscan; RESET enable_seqscan;
+-- every scan, query and radius; how many rows the sequential scan found
+SELECT a.scan, count(*) AS compared, count(*) FILTER (WHERE a.ids IS DISTINCT FROM s.ids) AS differ,
+	   sum(cardinality(s.ids)) AS seq_rows
+FROM rwide_r a JOIN rwide_r s ON s.scan = 'seq' AND s.qid = a.qid AND s.k = a.k
+WHERE a.scan <> 'seq' GROUP BY a.scan ORDER BY a.scan;
+DROP TABLE rwide, rwide_q;
+DROP FUNCTION rwide_ids(simhash64, int);

@@ -16,9 +16,8 @@
 #include "utils/guc.h"
 
 #include "neardup.h"
-#include "shindex.h"
-#include "bandjoin.h"
-#include "simhash_catalog.h"
+#include "simhash_am.h"
+#include "simhash_executor.h"
 #include "simhash_planner.h"
 
 PG_MODULE_MAGIC;
@@ -40,6 +39,7 @@ _PG_init(void)
 	SimhashInstallKeyCache();
 	SimhashInstallPlannerHook();
 	SimhashInstallJoinHook();
+	SimhashInstallNearestSortPaths();
 	SimhashInstallNearestSort();
 	MarkGUCPrefixReserved("simhash");
 }

@@ -22,27 +22,7 @@ SET max_parallel_workers_per_gather = 0;
 SET jit = off;
 SELECT setseed(0.27);
 
-SELECT to_regclass('ts_docs') IS NOT NULL AS have_table \gset
-\if :have_table
-SELECT count(*) = :n AS have_rows FROM ts_docs \gset
-\else
-\set have_rows f
-\endif
-\if :have_rows
-\else
-DROP TABLE IF EXISTS ts_docs;
-CREATE TABLE ts_docs (id bigint, body text, fp simhash64);
-INSERT INTO ts_docs
-SELECT i, body, simhash(body)
-FROM generate_series(1, :n) i,
-	 LATERAL (SELECT string_agg(CASE
-					WHEN i > :n * 9 / 10 THEN md5('r' || i || 'w' || w)
-					WHEN i % 10 > 0 AND w = (i % 10) * 4 THEN md5('c' || i)
-					ELSE md5('t' || (i / 10) || 'w' || w) END, ' ') AS body
-			  FROM generate_series(1, 40) w) b;
-CREATE INDEX ts_docs_fp ON ts_docs USING simhash (fp);
-VACUUM ANALYZE ts_docs;
-\endif
+\ir twostage_setup.sql
 
 DROP TABLE IF EXISTS ts_q;
 CREATE TABLE ts_q AS

@@ -25,7 +25,7 @@ zip=$work/tree/$name.zip
 echo "== PGXN release: $name.zip"
 bash tools/copy-tree.sh "$work/tree"
 # what a user needs to build, install and run installcheck, and nothing else
-needed="^$name/(META\.json|Makefile|simhash\.control|README\.md|src/README|LICENSE|src/[^/]+\.(c|h|sql)"
+needed="^$name/(META\.json|Makefile|simhash\.control|README\.md|src/README|LICENSE|src/([a-z]+/)?[^/]+\.(c|h|sql)|src/[a-z]+/README"
 needed+="|sql/[^/]+\.sql|expected/[^/]+\.out|sql_tests/isolation/(specs/[^/]+\.spec|expected/[^/]+\.out))$"
 if make -s -C "$work/tree" dist PG_CONFIG="$PG_CONFIG" >"$work/dist.log" 2>&1 &&
 	unzip -Z1 "$zip" >"$work/entries" &&

@@ -27,7 +27,7 @@ use SimhashTAP;
 use Test::More;
 
 my $BLCKSZ = 8192;
-# SimhashPageOpaqueData at the end of every page (shindex.h): high (8),
+# SimhashPageOpaqueData at the end of every page (shpage.h): high (8),
 # rightlink (4), then uint16 flags, level, band, nsorted, sorted_end, page_id
 my $OPAQUE = $BLCKSZ - 24;
 my %field = (flags => 12, level => 14, band => 16, nsorted => 18, page_id => 22);

@@ -111,7 +111,7 @@ SimhashBuildCallback(Relation index, ItemPointer tid, Datum *values,
 	{
 		uint64		fp = DatumGetSimhash64(values[0]);
 
-		for (int band = 0; band < SIMHASH_NBANDS; band++)
+		for (int band = 0; band < SIMHASH_BLOCKS; band++)
 		{
 			uint64		key = ((uint64) band << SIMHASH_TREE_SHIFT) |
 				SimhashMakeSortKey(SimhashBlock(fp, band), tid);
@@ -305,7 +305,7 @@ SimhashWriteTrees(Relation index, SimhashBuildState *bs, Buffer metabuf,
 			{
 				CHECK_FOR_INTERRUPTS();
 				pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE,
-											 done / SIMHASH_NBANDS);
+											 done / SIMHASH_BLOCKS);
 			}
 		}
 		if (open)
@@ -383,7 +383,7 @@ shbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 						(bs.payloads ? SimhashSpoolNumRuns(bs.payloads) : 0)),
 				 errdetail("The index holds %.0f rows, four entries each.", bs.indtuples),
 				 errhint("Increase \"maintenance_work_mem\" to at least %d MB to build faster.",
-						 (int) (bs.indtuples * SIMHASH_NBANDS * 2 * sizeof(SimhashSpoolEntry) *
+						 (int) (bs.indtuples * SIMHASH_BLOCKS * 2 * sizeof(SimhashSpoolEntry) *
 								(bs.payloads ? 2 : 1) / (1024 * 1024)) + 1)));
 	SimhashSpoolSort(bs.spool);
 	if (bs.payloads)

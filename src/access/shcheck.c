@@ -35,7 +35,6 @@
 #include "utils/snapmgr.h"
 
 #include "shindex.h"
-#include "simhash_catalog.h"
 
 PG_FUNCTION_INFO_V1(simhash_index_check);
 PG_FUNCTION_INFO_V1(simhash_index_stats);
@@ -50,7 +49,7 @@ typedef struct SimhashTreeSummary
 	int64		internal_pages;
 	int			levels;
 	int64		used_bytes;		/* leaf bytes used by entries and restarts */
-	uint32	   *keycounts;		/* optional: entries per key (SIMHASH_BAND_KEYS) */
+	uint32	   *keycounts;		/* optional: entries per key (SIMHASH_BLOCK_KEYS) */
 } SimhashTreeSummary;
 
 /* a visible heap row, in the exact mode of heapallindexed */
@@ -487,7 +486,7 @@ SimhashCheckHeapCallback(Relation index, ItemPointer tid, Datum *values,
 	}
 	else
 	{
-		for (int band = 0; band < SIMHASH_NBANDS && !lacking; band++)
+		for (int band = 0; band < SIMHASH_BLOCKS && !lacking; band++)
 		{
 			uint64		h = SimhashTripleHash(band, skey, fp, payload, payload_null);
 
@@ -638,7 +637,7 @@ SimhashSummarizeTrees(Relation index, int ntrees, SimhashTreeSummary *sums,
 		memset(&sums[tree], 0, sizeof(SimhashTreeSummary));
 		if (keycounts != NULL)
 			sums[tree].keycounts = keycounts[tree] =
-				palloc0(sizeof(uint32) * SIMHASH_BAND_KEYS);
+				palloc0(sizeof(uint32) * SIMHASH_BLOCK_KEYS);
 		SimhashWalkTree(index, tree, roots[tree], levels[tree], false, NULL,
 						&sums[tree]);
 	}
@@ -704,8 +703,8 @@ simhash_index_heavy_keys(PG_FUNCTION_ARGS)
 	int			limit = PG_GETARG_INT32(1);
 	Relation	heap;
 	Relation	index;
-	SimhashTreeSummary sums[SIMHASH_NBANDS];
-	uint32	   *counts[SIMHASH_NBANDS];
+	SimhashTreeSummary sums[SIMHASH_BLOCKS];
+	uint32	   *counts[SIMHASH_BLOCKS];
 
 	if (limit < 0)
 		ereport(ERROR,
@@ -713,20 +712,20 @@ simhash_index_heavy_keys(PG_FUNCTION_ARGS)
 				 errmsg("number of keys must not be negative")));
 	InitMaterializedSRF(fcinfo, 0);
 	index = SimhashOpenIndex(PG_GETARG_OID(0), &heap);
-	SimhashSummarizeTrees(index, SIMHASH_NBANDS, sums, counts);
+	SimhashSummarizeTrees(index, SIMHASH_BLOCKS, sums, counts);
 
 	/* sort the non-empty key lists by length, longest first */
 	{
 		int64		nkeys = 0;
 		uint64	   *packed;
 
-		for (int band = 0; band < SIMHASH_NBANDS; band++)
-			for (int key = 0; key < SIMHASH_BAND_KEYS; key++)
+		for (int band = 0; band < SIMHASH_BLOCKS; band++)
+			for (int key = 0; key < SIMHASH_BLOCK_KEYS; key++)
 				nkeys += (counts[band][key] != 0);
 		packed = palloc(sizeof(uint64) * Max(nkeys, 1));
 		nkeys = 0;
-		for (int band = 0; band < SIMHASH_NBANDS; band++)
-			for (int key = 0; key < SIMHASH_BAND_KEYS; key++)
+		for (int band = 0; band < SIMHASH_BLOCKS; band++)
+			for (int key = 0; key < SIMHASH_BLOCK_KEYS; key++)
 				if (counts[band][key] != 0)
 					packed[nkeys++] = ((uint64) counts[band][key] << 20) |
 						((uint64) band << 16) | (uint64) key;

@@ -24,7 +24,6 @@
 #include "utils/spccache.h"
 
 #include "shindex.h"
-#include "simhash_planner.h"
 
 /*
  * Operator evaluations charged per page of a descent, as btcostestimate
@@ -97,9 +96,9 @@ SimhashSearchWork(int radius, double tuples, double *entries, double *probes,
 		*probes = 1;
 		return;
 	}
-	for (int j = 0; j < SIMHASH_NBANDS; j++)
+	for (int j = 0; j < SIMHASH_BLOCKS; j++)
 		*probes += SimhashPlanKeys(&plan, j);
-	*entries = *probes * tuples / (double) SIMHASH_BAND_KEYS;
+	*entries = *probes * tuples / (double) SIMHASH_BLOCK_KEYS;
 }
 
 /*
@@ -181,7 +180,7 @@ shcostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 					first_probes;
 		bool		first_full;
 
-		SimhashSearchWork(SIMHASH_NBANDS - 1, tuples, &first_entries, &first_probes,
+		SimhashSearchWork(SIMHASH_BLOCKS - 1, tuples, &first_entries, &first_probes,
 						  &first_full);
 		*indexStartupCost = first_probes * (spc_random_page_cost +
 											height * SIMHASH_DESCENT_LEVEL_OPS * cpu_operator_cost) +

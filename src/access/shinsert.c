@@ -62,12 +62,12 @@ typedef struct SimhashPendingGroup
 	/* rows [0, nsnap), sorted by each band's key: a key's rows side by side */
 	int			nsnap;
 	int			snap_room;
-	uint32	   *snap_start[SIMHASH_NBANDS]; /* per key: first position, and end */
-	uint64	   *snap_fp[SIMHASH_NBANDS];	/* the rows' fingerprints, in key order */
-	int32	   *snap_row[SIMHASH_NBANDS];	/* the rows */
+	uint32	   *snap_start[SIMHASH_BLOCKS]; /* per key: first position, and end */
+	uint64	   *snap_fp[SIMHASH_BLOCKS];	/* the rows' fingerprints, in key order */
+	int32	   *snap_row[SIMHASH_BLOCKS];	/* the rows */
 	/* rows [nsnap, nchained), in per-key chains, newest first */
-	int32	   *head[SIMHASH_NBANDS];	/* per key: newest row, or -1 */
-	int32	   *next[SIMHASH_NBANDS];	/* per row: older row of its key, or -1 */
+	int32	   *head[SIMHASH_BLOCKS];	/* per key: newest row, or -1 */
+	int32	   *next[SIMHASH_BLOCKS];	/* per row: older row of its key, or -1 */
 } SimhashPendingGroup;
 
 /* below this many rows a search reads them all rather than chain them */
@@ -296,7 +296,7 @@ SimhashWritePending(Relation index, SimhashPendingGroup *p)
 
 /*
  * How many times this backend has written pending rows into an index: a
- * cache of index contents (shkeycache.c) is stale once this changes.
+ * cache of index contents (keycache.c) is stale once this changes.
  */
 uint64
 SimhashPendingFlushes(void)
@@ -430,11 +430,11 @@ SimhashPendingSnapshot(SimhashPendingGroup *g)
 
 	/* an error while allocating must leave no half-made snapshot in use */
 	g->nsnap = 0;
-	cursor = palloc(sizeof(uint32) * SIMHASH_BAND_KEYS);
+	cursor = palloc(sizeof(uint32) * SIMHASH_BLOCK_KEYS);
 	if (g->snap_room < g->nrows)
 	{
 		g->snap_room = 0;
-		for (int j = 0; j < SIMHASH_NBANDS; j++)
+		for (int j = 0; j < SIMHASH_BLOCKS; j++)
 		{
 			if (g->snap_fp[j])
 				pfree(g->snap_fp[j]);
@@ -443,7 +443,7 @@ SimhashPendingSnapshot(SimhashPendingGroup *g)
 			g->snap_fp[j] = NULL;
 			g->snap_row[j] = NULL;
 		}
-		for (int j = 0; j < SIMHASH_NBANDS; j++)
+		for (int j = 0; j < SIMHASH_BLOCKS; j++)
 		{
 			g->snap_fp[j] = MemoryContextAllocHuge(TopTransactionContext,
 												   sizeof(uint64) * g->maxrows);
@@ -451,22 +451,22 @@ SimhashPendingSnapshot(SimhashPendingGroup *g)
 													sizeof(int32) * g->maxrows);
 			if (g->snap_start[j] == NULL)
 				g->snap_start[j] = MemoryContextAlloc(TopTransactionContext,
-													  sizeof(uint32) * (SIMHASH_BAND_KEYS + 1));
+													  sizeof(uint32) * (SIMHASH_BLOCK_KEYS + 1));
 		}
 		g->snap_room = g->maxrows;
 	}
-	for (int j = 0; j < SIMHASH_NBANDS; j++)
+	for (int j = 0; j < SIMHASH_BLOCKS; j++)
 	{
 		uint32	   *start = g->snap_start[j];
 
 		/* a counting sort: rows per key, where each key starts, the rows */
-		memset(start, 0, sizeof(uint32) * (SIMHASH_BAND_KEYS + 1));
+		memset(start, 0, sizeof(uint32) * (SIMHASH_BLOCK_KEYS + 1));
 		for (int i = 0; i < g->nrows; i++)
 			if (!g->rows[i].isnull)
 				start[SimhashBlock(g->rows[i].fp, j) + 1]++;
-		for (int k = 0; k < SIMHASH_BAND_KEYS; k++)
+		for (int k = 0; k < SIMHASH_BLOCK_KEYS; k++)
 			start[k + 1] += start[k];
-		memcpy(cursor, start, sizeof(uint32) * SIMHASH_BAND_KEYS);
+		memcpy(cursor, start, sizeof(uint32) * SIMHASH_BLOCK_KEYS);
 		for (int i = 0; i < g->nrows; i++)
 		{
 			uint32		pos;
@@ -489,16 +489,16 @@ SimhashPendingSnapshot(SimhashPendingGroup *g)
 static void
 SimhashPendingChain(SimhashPendingGroup *g)
 {
-	if (g->head[SIMHASH_NBANDS - 1] == NULL)
+	if (g->head[SIMHASH_BLOCKS - 1] == NULL)
 	{
-		int32	   *head[SIMHASH_NBANDS];
-		int32	   *next[SIMHASH_NBANDS];
+		int32	   *head[SIMHASH_BLOCKS];
+		int32	   *next[SIMHASH_BLOCKS];
 
 		/* all or nothing: an allocation that fails leaves the group as it was */
-		for (int j = 0; j < SIMHASH_NBANDS; j++)
+		for (int j = 0; j < SIMHASH_BLOCKS; j++)
 		{
 			head[j] = MemoryContextAllocHuge(TopTransactionContext,
-											 sizeof(int32) * SIMHASH_BAND_KEYS);
+											 sizeof(int32) * SIMHASH_BLOCK_KEYS);
 			next[j] = MemoryContextAllocHuge(TopTransactionContext,
 											 sizeof(int32) * g->maxrows);
 		}
@@ -510,14 +510,14 @@ SimhashPendingChain(SimhashPendingGroup *g)
 	{
 		/* nothing searchable: also what named rows now removed is gone */
 		g->nsnap = 0;
-		for (int j = 0; j < SIMHASH_NBANDS; j++)
-			memset(g->head[j], 0xFF, sizeof(int32) * SIMHASH_BAND_KEYS);
+		for (int j = 0; j < SIMHASH_BLOCKS; j++)
+			memset(g->head[j], 0xFF, sizeof(int32) * SIMHASH_BLOCK_KEYS);
 	}
 	if (g->nrows - g->nsnap > Max(SIMHASH_PENDING_SNAPSHOT_MIN, g->nsnap / 4))
 	{
 		SimhashPendingSnapshot(g);
-		for (int j = 0; j < SIMHASH_NBANDS; j++)
-			memset(g->head[j], 0xFF, sizeof(int32) * SIMHASH_BAND_KEYS);
+		for (int j = 0; j < SIMHASH_BLOCKS; j++)
+			memset(g->head[j], 0xFF, sizeof(int32) * SIMHASH_BLOCK_KEYS);
 		g->nchained = g->nrows;
 		return;
 	}
@@ -525,7 +525,7 @@ SimhashPendingChain(SimhashPendingGroup *g)
 	{
 		if (g->rows[i].isnull)
 			continue;
-		for (int j = 0; j < SIMHASH_NBANDS; j++)
+		for (int j = 0; j < SIMHASH_BLOCKS; j++)
 		{
 			uint16		key = SimhashBlock(g->rows[i].fp, j);
 
@@ -595,17 +595,17 @@ SimhashPendingWithin(Relation index, uint64 center, int radius,
 	{
 		double		room = 1;
 
-		for (int j = 0; j < SIMHASH_NBANDS; j++)
+		for (int j = 0; j < SIMHASH_BLOCKS; j++)
 			room = Max(room, SimhashBallSize(plan.radius[j]));
 		keys = palloc(sizeof(uint16) * (Size) room);
 	}
-	for (int j = 0; j < SIMHASH_NBANDS; j++)
+	for (int j = 0; j < SIMHASH_BLOCKS; j++)
 	{
 		int			nkeys = SimhashEnumerateBall(SimhashBlock(center, j), plan.radius[j], keys);
-		int			earlier[SIMHASH_NBANDS];
+		int			earlier[SIMHASH_BLOCKS];
 
 		/* reported once: by the first band that reaches it */
-		for (int e = 0; e < SIMHASH_NBANDS; e++)
+		for (int e = 0; e < SIMHASH_BLOCKS; e++)
 			earlier[e] = (e < j) ? plan.radius[e] : -1;
 		for (int k = 0; k < nkeys; k++)
 		{
@@ -761,7 +761,7 @@ shinsert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 
 		/* maxrows grows last: a failed allocation leaves every array big enough */
 		g->rows = repalloc_huge(g->rows, sizeof(SimhashPendingRow) * newmax);
-		for (int j = 0; j < SIMHASH_NBANDS; j++)
+		for (int j = 0; j < SIMHASH_BLOCKS; j++)
 			if (g->next[j])
 				g->next[j] = repalloc_huge(g->next[j], sizeof(int32) * newmax);
 		g->maxrows = newmax;

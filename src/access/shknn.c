@@ -69,7 +69,7 @@ SimhashKnnRaiseLimit(SimhashScanOpaque so)
 	}
 	so->certified = so->keeplimit;
 	so->settled = so->keeplimit;
-	for (int i = 0; i < SIMHASH_NBANDS; i++)
+	for (int i = 0; i < SIMHASH_BLOCKS; i++)
 		so->ring[i] = -1;
 	so->nextband = 0;
 	so->keepcount = so->kept + so->keepcount * 3;
@@ -87,7 +87,7 @@ SimhashKnnProbeRing(IndexScanDesc scan, int band, int r, int settle)
 	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
 	uint16	   *keys = palloc(sizeof(uint16) * (int) SimhashRingSize(r));
 	int			nkeys = SimhashEnumerateRing(SimhashBlock(so->center, band), r, keys);
-	int			radii[SIMHASH_NBANDS];
+	int			radii[SIMHASH_BLOCKS];
 
 	memcpy(radii, so->ring, sizeof(radii));
 	radii[band] = -1;
@@ -114,7 +114,7 @@ SimhashKnnRingSettled(SimhashScanOpaque so)
 {
 	int			settled = 0;
 
-	for (int i = 0; i < SIMHASH_NBANDS; i++)
+	for (int i = 0; i < SIMHASH_BLOCKS; i++)
 		settled += so->ring[i] + 1;
 	return settled - 1;
 }
@@ -126,7 +126,7 @@ SimhashKnnRingSettled(SimhashScanOpaque so)
 static bool
 SimhashKnnNextRing(SimhashScanOpaque so, int *band, int *r)
 {
-	double		per_key = so->nentries / (double) SIMHASH_BAND_KEYS;
+	double		per_key = so->nentries / (double) SIMHASH_BLOCK_KEYS;
 
 	*band = so->nextband;
 	*r = so->ring[*band] + 1;
@@ -150,7 +150,7 @@ SimhashKnnExpand(IndexScanDesc scan)
 	{
 		/* read this band whole; nothing stays unsettled */
 		BlockNumber blkno = SimhashLeftmostLeaf(scan, band);
-		int			radii[SIMHASH_NBANDS];
+		int			radii[SIMHASH_BLOCKS];
 
 		memcpy(radii, so->ring, sizeof(radii));
 		while (blkno != InvalidBlockNumber)
@@ -168,7 +168,7 @@ SimhashKnnExpand(IndexScanDesc scan)
 	SimhashKnnProbeRing(scan, band, r, -1);
 	so->ring[band] = r;
 	so->settled = Max(so->settled, SimhashKnnRingSettled(so));
-	so->nextband = (band + 1) % SIMHASH_NBANDS;
+	so->nextband = (band + 1) % SIMHASH_BLOCKS;
 }
 
 /* qsort_arg comparator: hits by included column, then by TID. */

@@ -366,17 +366,6 @@ SimhashLeafAppend(Page page, const SimhashEntry *entries, int n)
 	return true;
 }
 
-/* Report a leaf page whose layout fields contradict each other. */
-void
-SimhashLeafCorrupt(const char *what)
-{
-	ereport(ERROR,
-			(errcode(ERRCODE_INDEX_CORRUPTED),
-			 errmsg("simhash index contains a corrupted leaf page"),
-			 errdetail("%s", what),
-			 errhint("Please REINDEX it.")));
-}
-
 /*
  * Check the layout of a leaf before decoding it, so that no damaged page
  * makes a reader leave the page: the areas are nested as shpage.c lays
@@ -420,10 +409,28 @@ SimhashCheckLeafLayout(Page page)
 		SimhashLeafCorrupt("The first restart is not the first entry.");
 }
 
+/* Sort key of restart i of a leaf, which must point into the sorted area. */
+static inline SimhashSortKey
+SimhashRestartKey(Page page, const uint16 *restarts, int i)
+{
+	const char *q = (char *) page + restarts[i];
+
+	if (restarts[i] < MAXALIGN(SizeOfPageHeaderData) ||
+		restarts[i] + SIMHASH_MIN_ENCODED_ENTRY > SimhashPageGetOpaque(page)->sorted_end)
+		SimhashLeafCorrupt("A restart points outside the sorted area.");
+	return SimhashGetVarint(&q);
+}
+
 /*
  * Position a cursor on a leaf at the first sorted entry whose sort key may
  * be >= "from" (an earlier one at worst), and at the start of the append
  * area.  The caller must hold a lock on the page while using the cursor.
+ *
+ * The restart is found by interpolation: band keys are hashes, spread
+ * evenly over a leaf's key range, so the guess is within a restart or two
+ * of the one wanted, and one to three restarts are read (each a cache miss on
+ * a page just brought in) rather than a binary search's six or seven; a
+ * binary search finishes if the guess was far off.
  */
 void
 SimhashLeafCursorSeek(SimhashLeafCursor *cur, Page page, SimhashSortKey from)
@@ -432,28 +439,46 @@ SimhashLeafCursorSeek(SimhashLeafCursor *cur, Page page, SimhashSortKey from)
 	SimhashPageOpaque opaque = SimhashPageGetOpaque(page);
 	const uint16 *restarts = (const uint16 *) ((char *) page + ph->pd_upper);
 	int			nrestarts = (ph->pd_special - ph->pd_upper) / sizeof(uint16);
-	int			lo = 0,
-				hi = nrestarts - 1,
-				found = 0;
+	int			found = 0;
+	SimhashSortKey first;
 
 	SimhashCheckLeafLayout(page);
 
-	/* last restart whose sort key is <= from */
-	while (lo <= hi)
+	/* last restart whose sort key is <= from (the first if none is) */
+	first = nrestarts > 1 ? SimhashRestartKey(page, restarts, 0) : 0;
+	if (nrestarts > 1 && first < from)
 	{
-		int			mid = (lo + hi) / 2;
-		const char *q = (char *) page + restarts[mid];
+		double		span;
+		double		guess;
+		int			lo = 0,		/* its key is <= from */
+					hi = nrestarts - 1; /* keys of later restarts are > from */
+		bool		up = false;
 
-		if (restarts[mid] < MAXALIGN(SizeOfPageHeaderData) ||
-			restarts[mid] + SIMHASH_MIN_ENCODED_ENTRY > opaque->sorted_end)
-			SimhashLeafCorrupt("A restart points outside the sorted area.");
-		if (SimhashGetVarint(&q) <= from)
-		{
-			found = mid;
-			lo = mid + 1;
-		}
+		/* the leaf covers [first, high): where does "from" fall in it? */
+		if (!(opaque->flags & SIMHASH_RIGHTMOST) && opaque->high > first)
+			span = (double) (opaque->high - first);
 		else
-			hi = mid - 1;
+			span = (double) (SimhashRestartKey(page, restarts, nrestarts - 1) - first) *
+				nrestarts / Max(nrestarts - 1, 1);
+		guess = span > 0 ? (double) (from - first) / span * nrestarts : 0;
+		for (int step = 0; lo < hi; step++)
+		{
+			int			mid;
+
+			if (step == 0)
+				mid = (int) Min(guess, (double) hi);
+			else if (step < 3)
+				mid = up ? lo + 1 : hi; /* the neighbour across the guess */
+			else
+				mid = (lo + hi + 1) / 2;
+			mid = Max(Min(mid, hi), lo + 1);
+			up = SimhashRestartKey(page, restarts, mid) <= from;
+			if (up)
+				lo = mid;
+			else
+				hi = mid - 1;
+		}
+		found = lo;
 	}
 
 	cur->page = page;

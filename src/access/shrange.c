@@ -51,7 +51,7 @@ bool
 SimhashRangeNext(IndexScanDesc scan)
 {
 	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
-	int			radii[SIMHASH_NBANDS];
+	int			radii[SIMHASH_BLOCKS];
 
 	so->hits.n = so->hits.pos = 0;
 	for (;;)
@@ -75,7 +75,7 @@ SimhashRangeNext(IndexScanDesc scan)
 		}
 		else if (so->keypos < so->nkeys)
 		{
-			for (int i = 0; i < SIMHASH_NBANDS; i++)
+			for (int i = 0; i < SIMHASH_BLOCKS; i++)
 				radii[i] = (i < so->band) ? so->plan.radius[i] : -1;
 			SimhashProbeKey(scan, so->band, so->keys[so->keypos++]);
 			SimhashFilterBatch(so, so->band, radii, false);
@@ -85,8 +85,8 @@ SimhashRangeNext(IndexScanDesc scan)
 			/* next band with a radius */
 			do
 				so->band++;
-			while (so->band < SIMHASH_NBANDS && so->plan.radius[so->band] < 0);
-			if (so->band >= SIMHASH_NBANDS)
+			while (so->band < SIMHASH_BLOCKS && so->plan.radius[so->band] < 0);
+			if (so->band >= SIMHASH_BLOCKS)
 				return false;
 			SimhashRangeStartBand(scan);
 			continue;
@@ -94,10 +94,14 @@ SimhashRangeNext(IndexScanDesc scan)
 		if (so->hits.n > 0)
 		{
 			/*
-			 * Hand the matches over holding no pin: VACUUM waits for pins
-			 * (cleanup lock), and the executor may keep us waiting long.
+			 * Hand the matches over holding no pin on a leaf: VACUUM waits
+			 * for them (cleanup lock), and the executor may keep us waiting
+			 * long.  The parent stays pinned, for the next probe's descent:
+			 * nothing takes a cleanup lock on an internal page.
 			 */
-			SimhashReleaseLeaf(so);
+			if (BufferIsValid(so->curbuf))
+				ReleaseBuffer(so->curbuf);
+			so->curbuf = InvalidBuffer;
 			return true;
 		}
 	}

@@ -177,8 +177,12 @@ SimhashReadKey(IndexScanDesc scan, int band, uint16 key, const SimhashSettleSpec
 		}
 		so->curbuf = InvalidBuffer;
 	}
-	else
-		SimhashReleaseLeaf(so);
+	else if (BufferIsValid(so->curbuf))
+	{
+		/* the parent is kept: it is checked against the target below */
+		ReleaseBuffer(so->curbuf);
+		so->curbuf = InvalidBuffer;
+	}
 
 	if (!BufferIsValid(buf) && so->levels[band] >= 1)
 	{

@@ -228,7 +228,7 @@ shrescan(IndexScanDesc scan, ScanKey scankey, int nscankeys,
 	so->keeplimit = SIMHASH_BITS;
 	so->keepcount = Max(so->wanted, SIMHASH_KNN_KEEP_ROWS);
 	so->kept = 0;
-	for (int i = 0; i < SIMHASH_NBANDS; i++)
+	for (int i = 0; i < SIMHASH_BLOCKS; i++)
 		so->ring[i] = -1;
 
 	if (so->mode != SIMHASH_SCAN_EMPTY && so->ordered && !so->order_null)

@@ -98,7 +98,7 @@ typedef struct SimhashScanOpaqueData
 	SimhashHitList hits;		/* matches ready to return */
 
 	/* nearest-neighbour scan */
-	int			ring[SIMHASH_NBANDS];	/* radius probed so far per band */
+	int			ring[SIMHASH_BLOCKS];	/* radius probed so far per band */
 	int			settled;		/* all entries within this distance found */
 	int			certified;		/* settled by a ring read for one distance
 								 * (SimhashSettleKey): entries up to it are

@@ -29,7 +29,6 @@
 #include "utils/syscache.h"
 
 #include "shindex.h"
-#include "simhash_catalog.h"
 
 /*
  * amvalidate: check the operators and functions of an operator class.

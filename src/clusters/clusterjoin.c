@@ -5,7 +5,8 @@
  *
  * Bands and buckets as the band join's, a union-find over row numbers,
  * and groups of connected rows inside a bucket so that a huge cluster
- * costs linear time.  See src/README, "Clusters".
+ * costs linear time; the progress NOTICEs of a long call.  See src/README,
+ * "Clusters".
  *
  * Copyright (c) 2026, the simhash authors
  *
@@ -18,6 +19,51 @@
 
 #include "clusters.h"
 #include "simhash.h"
+
+/*
+ * Report progress with a NOTICE every SIMHASH_CLUSTERS_REPORT_MS, the first
+ * one only after that long (short runs stay quiet), and honour cancel.
+ */
+void
+SimhashClustersProgress(SimhashClusters *st)
+{
+	TimestampTz now;
+	int			pct = (int) (st->done * 100);
+
+	CHECK_FOR_INTERRUPTS();
+	now = GetCurrentTimestamp();
+	if (!TimestampDifferenceExceeds(st->last_report, now, SIMHASH_CLUSTERS_REPORT_MS))
+		return;
+	st->last_report = now;
+	switch (st->phase)
+	{
+		case SIMHASH_CLUSTERS_READING:
+			ereport(NOTICE, (errmsg("simhash_clusters: %u rows read", st->nrows)));
+			break;
+		case SIMHASH_CLUSTERS_SORTING:
+			ereport(NOTICE, (errmsg("simhash_clusters: %u rows read, sorting them", st->nrows)));
+			break;
+		case SIMHASH_CLUSTERS_JOINING:
+			ereport(NOTICE,
+					(errmsg("simhash_clusters: band %d of %d, %d%% done, %llu comparisons, %u clusters so far",
+							st->band, st->nbands, pct,
+							(unsigned long long) st->ncompared, st->nclusters)));
+			break;
+		case SIMHASH_CLUSTERS_WRITING:
+			ereport(NOTICE, (errmsg("simhash_clusters: writing %u rows, %d%% done",
+									st->nrows, pct)));
+			break;
+	}
+}
+
+/* Count a unit of work; check for interrupts, and now and then report. */
+static inline void
+SimhashClustersTick(SimhashClusters *st)
+{
+	CHECK_FOR_INTERRUPTS();
+	if ((++st->ticks & 1023) == 0)
+		SimhashClustersProgress(st);
+}
 
 /*
  * Choose the bands and their radii, or one bucket for all rows when that
@@ -42,16 +88,16 @@ SimhashClustersPlan(SimhashClusters *st)
 	 * pairs the bands would examine, plus their per-key work, with all
 	 * pairs.
 	 */
-	SimhashPlanProbes(st->k, (double) SIMHASH_CLUSTERS_KEYS * SIMHASH_CLUSTERS_KEYS,
+	SimhashPlanProbes(st->k, (double) SIMHASH_BLOCK_KEYS * SIMHASH_BLOCK_KEYS,
 					  &st->plan);
-	for (int j = 0; j < SIMHASH_NBANDS && !st->plan.fullscan; j++)
+	for (int j = 0; j < SIMHASH_BLOCKS && !st->plan.fullscan; j++)
 	{
 		double		ball = SimhashBallSize(st->plan.radius[j]);
 
 		if (st->plan.radius[j] < 0)
 			continue;
-		probe += SIMHASH_CLUSTERS_KEYS + n + Min(n, SIMHASH_CLUSTERS_KEYS) * (ball - 1) / 2 +
-			n * n / SIMHASH_CLUSTERS_KEYS * ball / 2;
+		probe += SIMHASH_BLOCK_KEYS + n + Min(n, SIMHASH_BLOCK_KEYS) * (ball - 1) / 2 +
+			n * n / SIMHASH_BLOCK_KEYS * ball / 2;
 	}
 	if (st->plan.fullscan || n * n / 2 <= probe)
 	{
@@ -61,19 +107,19 @@ SimhashClustersPlan(SimhashClusters *st)
 		return;
 	}
 
-	for (int j = 0; j < SIMHASH_NBANDS; j++)
+	for (int j = 0; j < SIMHASH_BLOCKS; j++)
 	{
 		if (st->plan.radius[j] < 0)
 			continue;
 		st->nbands++;
-		memset(st->start, 0, sizeof(uint32) * (SIMHASH_CLUSTERS_KEYS + 1));
+		memset(st->start, 0, sizeof(uint32) * (SIMHASH_BLOCK_KEYS + 1));
 		for (uint32 i = 0; i < st->nrows; i++)
 		{
 			if (i % SIMHASH_CLUSTERS_CHUNK == 0)
 				CHECK_FOR_INTERRUPTS();
 			st->start[SimhashBlock(st->rows[i].fp, j)]++;
 		}
-		for (int key = 0; key < SIMHASH_CLUSTERS_KEYS; key++)
+		for (int key = 0; key < SIMHASH_BLOCK_KEYS; key++)
 			st->maxbucket = Max(st->maxbucket, st->start[key]);
 	}
 }
@@ -107,10 +153,10 @@ SimhashClustersSortBand(SimhashClusters *st, int j)
 {
 	uint32	   *start = st->start;
 
-	memset(start, 0, sizeof(uint32) * (SIMHASH_CLUSTERS_KEYS + 1));
+	memset(start, 0, sizeof(uint32) * (SIMHASH_BLOCK_KEYS + 1));
 	for (uint32 i = 0; i < st->nrows; i++)
 		start[SimhashBlock(st->rows[i].fp, j)]++;
-	(void) SimhashCountsToStarts(start, SIMHASH_CLUSTERS_KEYS);
+	(void) SimhashCountsToStarts(start, SIMHASH_BLOCK_KEYS);
 	for (uint32 i = 0; i < st->nrows; i++)
 	{
 		uint64		fp = st->rows[i].fp;
@@ -122,7 +168,7 @@ SimhashClustersSortBand(SimhashClusters *st, int j)
 		st->band_fp[pos] = fp;
 	}
 	/* each start[key] is now where key ends: shift to where it starts */
-	memmove(start + 1, start, sizeof(uint32) * SIMHASH_CLUSTERS_KEYS);
+	memmove(start + 1, start, sizeof(uint32) * SIMHASH_BLOCK_KEYS);
 	start[0] = 0;
 }
 
@@ -265,7 +311,7 @@ SimhashClustersJoin(SimhashClusters *st)
 		return;
 	}
 	st->band = 0;
-	for (int j = 0; j < SIMHASH_NBANDS && st->nbands > 0; j++)
+	for (int j = 0; j < SIMHASH_BLOCKS && st->nbands > 0; j++)
 	{
 		uint32	   *start = st->start;
 
@@ -274,11 +320,11 @@ SimhashClustersJoin(SimhashClusters *st)
 		st->band++;
 		SimhashClustersSortBand(st, j);
 		SimhashClustersMasks(st, st->plan.radius[j]);
-		for (int key = 0; key < SIMHASH_CLUSTERS_KEYS; key++)
+		for (int key = 0; key < SIMHASH_BLOCK_KEYS; key++)
 		{
 			if (start[key] == start[key + 1])
 				continue;
-			st->done = (double) key / SIMHASH_CLUSTERS_KEYS;
+			st->done = (double) key / SIMHASH_BLOCK_KEYS;
 			SimhashClustersGroupBucket(st, start[key], start[key + 1]);
 			/* the buckets of greater keys within r_j bits */
 			for (int m = 0; m < st->nmasks; m++)

@@ -32,42 +32,6 @@
 PG_FUNCTION_INFO_V1(simhash_clusters);
 
 
-/*
- * Report progress with a NOTICE every SIMHASH_CLUSTERS_REPORT_MS, the first
- * one only after that long (short runs stay quiet), and honour cancel.
- */
-void
-SimhashClustersProgress(SimhashClusters *st)
-{
-	TimestampTz now;
-	int			pct = (int) (st->done * 100);
-
-	CHECK_FOR_INTERRUPTS();
-	now = GetCurrentTimestamp();
-	if (!TimestampDifferenceExceeds(st->last_report, now, SIMHASH_CLUSTERS_REPORT_MS))
-		return;
-	st->last_report = now;
-	switch (st->phase)
-	{
-		case SIMHASH_CLUSTERS_READING:
-			ereport(NOTICE, (errmsg("simhash_clusters: %u rows read", st->nrows)));
-			break;
-		case SIMHASH_CLUSTERS_SORTING:
-			ereport(NOTICE, (errmsg("simhash_clusters: %u rows read, sorting them", st->nrows)));
-			break;
-		case SIMHASH_CLUSTERS_JOINING:
-			ereport(NOTICE,
-					(errmsg("simhash_clusters: band %d of %d, %d%% done, %llu comparisons, %u clusters so far",
-							st->band, st->nbands, pct,
-							(unsigned long long) st->ncompared, st->nclusters)));
-			break;
-		case SIMHASH_CLUSTERS_WRITING:
-			ereport(NOTICE, (errmsg("simhash_clusters: writing %u rows, %d%% done",
-									st->nrows, pct)));
-			break;
-	}
-}
-
 /* Memory needed for n rows whose largest bucket holds maxbucket rows. */
 static Size
 SimhashClustersBytes(Size n, Size maxbucket)
@@ -436,8 +400,8 @@ SimhashClustersPrepare(SimhashClusters *st)
 		st->rows = repalloc_huge(st->rows, sizeof(SimhashClusterRow) * n);
 		st->maxrows = n;
 	}
-	st->start = MemoryContextAlloc(st->cxt, sizeof(uint32) * (SIMHASH_CLUSTERS_KEYS + 1));
-	st->masks = MemoryContextAlloc(st->cxt, sizeof(uint16) * SIMHASH_CLUSTERS_KEYS);
+	st->start = MemoryContextAlloc(st->cxt, sizeof(uint32) * (SIMHASH_BLOCK_KEYS + 1));
+	st->masks = MemoryContextAlloc(st->cxt, sizeof(uint16) * SIMHASH_BLOCK_KEYS);
 	SimhashClustersPlan(st);
 	bytes = SimhashClustersBytes(st->nrows, st->maxbucket);
 	if (bytes > st->limit)

@@ -17,9 +17,8 @@
 #include "miscadmin.h"
 #include "utils/timestamp.h"
 
-#include "shindex.h"
+#include "simhash_am.h"
 
-#define SIMHASH_CLUSTERS_KEYS		(1 << SIMHASH_BLOCK_BITS)
 #define SIMHASH_CLUSTERS_REPORT_MS	10000	/* progress NOTICE interval */
 #define SIMHASH_CLUSTERS_MAX_ROWS	(PG_UINT32_MAX - 1)
 #define SIMHASH_NO_POS				PG_UINT32_MAX
@@ -51,8 +50,8 @@ typedef struct SimhashClusterGroup
 #define SIMHASH_CLUSTERS_ROW_BYTES	(sizeof(SimhashClusterRow) + 3 * sizeof(uint32) + \
 									 sizeof(uint64))
 #define SIMHASH_CLUSTERS_GROUP_BYTES	(sizeof(SimhashClusterGroup) + sizeof(uint32))
-#define SIMHASH_CLUSTERS_FIXED_BYTES	(sizeof(uint32) * (SIMHASH_CLUSTERS_KEYS + 1) + \
-										 sizeof(uint16) * SIMHASH_CLUSTERS_KEYS)
+#define SIMHASH_CLUSTERS_FIXED_BYTES	(sizeof(uint32) * (SIMHASH_BLOCK_KEYS + 1) + \
+										 sizeof(uint16) * SIMHASH_BLOCK_KEYS)
 
 typedef enum SimhashClustersPhase
 {
@@ -105,21 +104,10 @@ typedef struct SimhashClusters
 	TimestampTz last_report;
 } SimhashClusters;
 
-/* clusters.c */
-extern void SimhashClustersProgress(SimhashClusters *st);
-
 /* clusterjoin.c */
+extern void SimhashClustersProgress(SimhashClusters *st);
 extern void SimhashClustersPlan(SimhashClusters *st);
 extern void SimhashClustersJoin(SimhashClusters *st);
-
-/* Count a unit of work; check for interrupts, and now and then report. */
-static inline void
-SimhashClustersTick(SimhashClusters *st)
-{
-	CHECK_FOR_INTERRUPTS();
-	if ((++st->ticks & 1023) == 0)
-		SimhashClustersProgress(st);
-}
 
 /* Root of row x's component (path halving). */
 static inline uint32

@@ -26,11 +26,12 @@
 #include "catalog/pg_proc.h"
 #include "catalog/pg_type.h"
 #include "libpq/pqformat.h"
+#include "nodes/primnodes.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/syscache.h"
 
-#include "shindex.h"
+#include "simhash.h"
 
 PG_FUNCTION_INFO_V1(simhash_ball_in);
 PG_FUNCTION_INFO_V1(simhash_ball_out);
@@ -186,4 +187,38 @@ simhash_ball_contains(PG_FUNCTION_ARGS)
 	uint64		fp = PG_GETARG_SIMHASH64(1);
 
 	PG_RETURN_BOOL(SimhashDistance(fp, ball->center) <= ball->radius);
+}
+
+/*
+ * Radius of a simhash_ball(x, k) expression or constant, normalized to
+ * [-1, 64]; if it is not known at plan time, the radius that estimates
+ * assume, SIMHASH_ESTIMATE_RADIUS.
+ */
+int
+SimhashBallExprRadius(Node *node, uint64 *center, bool *center_known)
+{
+	*center_known = false;
+	if (node && IsA(node, Const) && SimhashIsBallType(((Const *) node)->consttype))
+	{
+		Const	   *c = (Const *) node;
+		SimhashBall *ball;
+
+		if (c->constisnull)
+			return -1;			/* a NULL ball contains nothing */
+		ball = DatumGetSimhashBall(c->constvalue);
+		*center = ball->center;
+		*center_known = true;
+		/* normalized again: a ball stored by 0.1.0 kept any radius */
+		return SimhashNormalizeRadius(ball->radius);
+	}
+	if (node && IsA(node, FuncExpr) && list_length(((FuncExpr *) node)->args) == 2 &&
+		((FuncExpr *) node)->funcid == SimhashGetCatalog()->ball_func)
+	{
+		Node	   *k = lsecond(((FuncExpr *) node)->args);
+
+		if (IsA(k, Const) && !((Const *) k)->constisnull &&
+			((Const *) k)->consttype == INT4OID)
+			return SimhashNormalizeRadius(DatumGetInt32(((Const *) k)->constvalue));
+	}
+	return SIMHASH_ESTIMATE_RADIUS;
 }

@@ -1,7 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * simhash.h
- *	  Declarations shared by the simhash extension's source files.
+ *	  The core layer's interface: the simhash64 and simhash_ball types,
+ *	  radii, blocks, the catalog lookups, and (until the tokenizer's
+ *	  rewrite lands) the feature set the tokenizer fills.
  *
  * A simhash64 is a 64-bit unsigned fingerprint stored as a pass-by-value
  * int64 Datum.  Bit i is (value >> i) & 1; the text form prints the value
@@ -27,10 +29,15 @@
 #define PG_GETARG_SIMHASH64(n)	DatumGetSimhash64(PG_GETARG_DATUM(n))
 #define PG_RETURN_SIMHASH64(x)	return Simhash64GetDatum(x)
 
-/* number of bits in a fingerprint and in each of its four blocks */
+/*
+ * Number of bits in a fingerprint, of its 16-bit blocks (the index keeps
+ * one tree, a "band", per block), of bits per block and of the values a
+ * block takes (the keys of a band).
+ */
 #define SIMHASH_BITS			64
 #define SIMHASH_BLOCKS			4
 #define SIMHASH_BLOCK_BITS		16
+#define SIMHASH_BLOCK_KEYS		(1 << SIMHASH_BLOCK_BITS)
 
 /*
  * Weights of simhash(text): a feature weighs its number of occurrences,
@@ -82,6 +89,47 @@ typedef struct SimhashBall
 
 #define PG_GETARG_SIMHASHBALL(n) DatumGetSimhashBall(PG_GETARG_DATUM(n))
 
+/* radius assumed by estimates when it is only known at run time */
+#define SIMHASH_ESTIMATE_RADIUS 3
+
+/* ball.c: the radius of a simhash_ball expression (nodes/primnodes.h) */
+extern int	SimhashBallExprRadius(struct Node *node, uint64 *center, bool *center_known);
+
+/*
+ * Operator strategies of the simhash64_ops class (the install script's
+ * CREATE OPERATOR CLASS)
+ */
+#define SIMHASH_WITHIN_STRATEGY	1	/* simhash64 <@ simhash_ball */
+#define SIMHASH_DISTANCE_STRATEGY 2 /* simhash64 <-> simhash64, ORDER BY */
+#define SIMHASH_EQUAL_STRATEGY	3	/* simhash64 = simhash64 */
+#define SIMHASH_NSTRATEGIES		3
+
+/*
+ * catalog.c: the extension's catalog objects, found once and cached.
+ * The OIDs of the objects the planner, the join and the triggers recognize.
+ * A field is InvalidOid when the object does not exist (the extension is
+ * not installed in this database, or is being created or dropped).
+ */
+typedef struct SimhashCatalog
+{
+	Oid			am;				/* access method simhash */
+	Oid			fingerprint_type;	/* simhash64 */
+	Oid			ball_type;		/* simhash_ball */
+	Oid			opfamily;		/* simhash64_ops of the access method */
+	Oid			distance_op;	/* simhash64 <-> simhash64 */
+	Oid			distance_func;	/* hamming(simhash64, simhash64) */
+	Oid			within_op;		/* simhash64 <@ simhash_ball */
+	Oid			within_func;	/* simhash_within(simhash64, simhash64, int4) */
+	Oid			ball_func;		/* simhash_ball(simhash64, int4) */
+} SimhashCatalog;
+
+extern void SimhashRegisterCatalogCallbacks(void);
+extern const SimhashCatalog *SimhashGetCatalog(void);
+extern bool SimhashIsIndexAm(Oid amoid);
+extern bool SimhashIsFingerprintType(Oid typid);
+extern bool SimhashIsBallType(Oid typid);
+extern bool SimhashIsOpfamilyComplete(Oid opfamily);
+
 /* Hamming distance between two fingerprints */
 static inline int
 SimhashDistance(uint64 a, uint64 b)
@@ -115,18 +163,7 @@ SimhashCountsToStarts(uint32 *counts, int n)
 	return sum;
 }
 
-/*
- * Feature accumulation (fingerprint.c): 64 signed counters that features
- * push up or down according to their hash bits (floating-point weights).
- */
-typedef struct SimhashCounters
-{
-	double		acc[SIMHASH_BITS];	/* counter i: sum of +w or -w */
-} SimhashCounters;
-
-extern void SimhashCountersInit(SimhashCounters *c);
-extern void SimhashCountersAdd(SimhashCounters *c, uint64 hash, double weight);
-extern uint64 SimhashCountersFinish(const SimhashCounters *c);
+/* feature hashes (fingerprint.c), used by the tokenizer */
 extern uint64 SimhashHashFeature(const char *utf8, size_t len);
 extern uint64 SimhashHashServerString(const char *s, size_t len);
 
@@ -188,23 +225,9 @@ extern void SimhashTokenizerPush(SimhashTokenizer *tk, const char *utf8,
 								 size_t len, bool final);
 extern SimhashFeatureSet *SimhashTokenizerFinish(SimhashTokenizer *tk);
 
-/* the features of a text datum in the server encoding (textsource.c) */
-extern SimhashFeatureSet *SimhashExtractFeatures(Datum textdatum, bool keep_text);
-extern uint64 SimhashFeatureSetFingerprint(const SimhashFeatureSet *fs);
-extern uint64 SimhashFeatureSetCap(const SimhashFeatureSet *fs);
+/* a feature set's memory; the count of one feature */
 extern void SimhashFreeFeatureSet(SimhashFeatureSet *fs);
 extern uint32 SimhashFeatureSetCount(const SimhashFeatureSet *fs, uint64 h);
 pg_noreturn extern void SimhashReportFeatureTooLong(Size len);
-
-/* jaccard.c: simhash_jaccard of two text Datums (no cache) */
-extern double SimhashTextJaccard(Datum a, Datum b);
-/* ... and of one text against many: its features extracted once */
-typedef struct SimhashJaccardSide SimhashJaccardSide;
-extern SimhashJaccardSide *SimhashJaccardPrepare(Datum t);
-extern double SimhashJaccardAgainst(const SimhashJaccardSide *prepared, Datum b);
-extern void SimhashJaccardRelease(SimhashJaccardSide *prepared);
-
-/* radius.c: the search radius proposed for a text (simhash_radius) */
-extern int	SimhashRadiusOfText(Datum textdatum);
 
 #endif							/* SIMHASH_H */

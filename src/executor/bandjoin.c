@@ -39,9 +39,9 @@
 #include "utils/selfuncs.h"
 #include "utils/syscache.h"
 
-#include "shindex.h"
+#include "simhash_am.h"
 #include "bandjoin.h"
-#include "simhash_catalog.h"
+#include "simhash_executor.h"
 #include "simhash_planner.h"
 
 /* the C functions behind hamming() and simhash_within() (distance.c) */
@@ -231,12 +231,12 @@ SimhashCostJoinPath(PlannerInfo *root, CustomPath *cpath, Path *outer_path,
 							SimhashPathDisabledNodes(inner_path));
 	/* the probes of one outer row into one batch */
 	SimhashPlanProbes(radius, batch_rows, &plan);
-	for (int j = 0; j < SIMHASH_NBANDS; j++)
+	for (int j = 0; j < SIMHASH_BLOCKS; j++)
 	{
 		double		keys = SimhashPlanKeys(&plan, j);
 
 		nprobes += keys;
-		ncandidates += keys * batch_rows / SIMHASH_BAND_KEYS;
+		ncandidates += keys * batch_rows / SIMHASH_BLOCK_KEYS;
 	}
 	if (plan.fullscan)
 	{

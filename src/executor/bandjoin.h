@@ -15,12 +15,12 @@
 
 #include "nodes/extensible.h"
 
-#include "shindex.h"
+#include "simhash_am.h"
 
 #define SIMHASH_JOIN_NAME		"SimhashJoin"
 /* memory of one inner row besides its columns: fp + per band (fp, row) */
-#define SIMHASH_JOIN_ROW_BYTES	(sizeof(uint64) * (1 + SIMHASH_NBANDS) + \
-								 sizeof(uint32) * SIMHASH_NBANDS)
+#define SIMHASH_JOIN_ROW_BYTES	(sizeof(uint64) * (1 + SIMHASH_BLOCKS) + \
+								 sizeof(uint32) * SIMHASH_BLOCKS)
 
 /* positions in CustomScan.custom_exprs and custom_private */
 enum
@@ -37,10 +37,7 @@ enum
 	SJ_PRIV_NOUTER
 };
 
-/* shjoin.c */
-extern void SimhashInstallJoinHook(void);
-
-/* shjoinexec.c */
+/* bandjoin_exec.c */
 extern const CustomScanMethods SimhashJoinScanMethods;
 
 #endif							/* SHJOIN_H */

@@ -30,7 +30,7 @@
 #include "utils/ruleutils.h"
 #include "utils/tuplestore.h"
 
-#include "shindex.h"
+#include "simhash_am.h"
 #include "bandjoin_exec.h"
 #include "simhash_planner.h"
 

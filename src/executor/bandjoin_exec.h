@@ -40,9 +40,9 @@ typedef struct SimhashJoinTable
 	Datum	   *values;			/* nrows x ninner column values */
 	bool	   *isnull;
 	/* per band: rows sorted by their block, and where each bucket starts */
-	uint32	   *start[SIMHASH_NBANDS];	/* 2^dir_bits + 1 each */
-	uint64	   *band_fp[SIMHASH_NBANDS];
-	uint32	   *band_row[SIMHASH_NBANDS];
+	uint32	   *start[SIMHASH_BLOCKS];	/* 2^dir_bits + 1 each */
+	uint64	   *band_fp[SIMHASH_BLOCKS];
+	uint32	   *band_row[SIMHASH_BLOCKS];
 } SimhashJoinTable;
 
 /*
@@ -83,8 +83,8 @@ typedef struct SimhashJoinState
 	int			radius;			/* k' (-1: no pair can match) */
 	SimhashProbePlan probes;
 	MemoryContext probe_cxt;	/* the masks */
-	uint16	   *masks[SIMHASH_NBANDS];	/* keys within r_j of 0, per band */
-	int			nmasks[SIMHASH_NBANDS];
+	uint16	   *masks[SIMHASH_BLOCKS];	/* keys within r_j of 0, per band */
+	int			nmasks[SIMHASH_BLOCKS];
 	int			whole_band;		/* a band read whole (probes.fullscan), or -1 */
 
 	/* the current batch of inner rows */
@@ -115,9 +115,9 @@ typedef struct SimhashJoinState
 	uint64		okbits;			/* candidates from okbase on that passed */
 	uint32		okbase;
 	/* per band: the earlier bands probed at radius 0, as lane top bits ... */
-	uint64		zero_lanes[SIMHASH_NBANDS];
-	bool		wide[SIMHASH_NBANDS];	/* ... whether some had more ... */
-	int			wide_radii[SIMHASH_NBANDS][SIMHASH_NBANDS];	/* ... and those */
+	uint64		zero_lanes[SIMHASH_BLOCKS];
+	bool		wide[SIMHASH_BLOCKS];	/* ... whether some had more ... */
+	int			wide_radii[SIMHASH_BLOCKS][SIMHASH_BLOCKS];	/* ... and those */
 
 	/* for EXPLAIN ANALYZE */
 	uint64		ncandidates;

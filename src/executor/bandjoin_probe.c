@@ -129,7 +129,7 @@ SimhashJoinSeekProbe(SimhashJoinState *state)
 {
 	SimhashJoinTable *t = &state->table;
 
-	while (state->band < SIMHASH_NBANDS)
+	while (state->band < SIMHASH_BLOCKS)
 	{
 		if (state->mask < state->nmasks[state->band])
 		{

@@ -70,12 +70,12 @@ SimhashJoinPlanProbes(SimhashJoinState *state)
 	{
 		/* every key of one band: radius 16 there, no other band */
 		state->whole_band = state->probes.fullscan_band;
-		for (int j = 0; j < SIMHASH_NBANDS; j++)
+		for (int j = 0; j < SIMHASH_BLOCKS; j++)
 			state->probes.radius[j] = (j == state->whole_band) ? SIMHASH_BLOCK_BITS : -1;
 	}
 	MemoryContextReset(state->probe_cxt);
 	oldcxt = MemoryContextSwitchTo(state->probe_cxt);
-	for (int j = 0; j < SIMHASH_NBANDS; j++)
+	for (int j = 0; j < SIMHASH_BLOCKS; j++)
 	{
 		int			n = 0;
 
@@ -93,11 +93,11 @@ SimhashJoinPlanProbes(SimhashJoinState *state)
 		state->nmasks[j] = SimhashEnumerateBall(0, state->probes.radius[j], state->masks[j]);
 	}
 	MemoryContextSwitchTo(oldcxt);
-	for (int j = 0; j < SIMHASH_NBANDS; j++)
+	for (int j = 0; j < SIMHASH_BLOCKS; j++)
 	{
 		state->zero_lanes[j] = 0;
 		state->wide[j] = false;
-		for (int i = 0; i < SIMHASH_NBANDS; i++)
+		for (int i = 0; i < SIMHASH_BLOCKS; i++)
 		{
 			state->wide_radii[j][i] = -1;
 			if (i >= j)
@@ -136,8 +136,8 @@ SimhashJoinBatchBytes(Size n, Size maxrows, int ninner, Size values)
 {
 	Size		w = Max(ninner, 1);
 	Size		rows = maxrows * (sizeof(uint64) + w * (sizeof(Datum) + sizeof(bool)));
-	Size		bands = n * SIMHASH_NBANDS * (sizeof(uint64) + sizeof(uint32)) +
-		SIMHASH_NBANDS * sizeof(uint32) * (((Size) 1 << SimhashJoinDirBits(n)) + 1);
+	Size		bands = n * SIMHASH_BLOCKS * (sizeof(uint64) + sizeof(uint32)) +
+		SIMHASH_BLOCKS * sizeof(uint32) * (((Size) 1 << SimhashJoinDirBits(n)) + 1);
 	Size		scratch = n * sizeof(uint32);
 	Size		copy = n * w * (sizeof(Datum) + sizeof(bool));
 
@@ -334,7 +334,7 @@ SimhashJoinLoadBatch(SimhashJoinState *state)
 
 	t->dir_bits = SimhashJoinDirBits(t->nrows);
 	scratch = MemoryContextAllocHuge(state->table_cxt, sizeof(uint32) * Max(t->nrows, 1));
-	for (int j = 0; j < SIMHASH_NBANDS; j++)
+	for (int j = 0; j < SIMHASH_BLOCKS; j++)
 	{
 		t->start[j] = MemoryContextAllocHuge(state->table_cxt,
 											 sizeof(uint32) * (((Size) 1 << t->dir_bits) + 1));

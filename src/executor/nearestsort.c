@@ -6,8 +6,11 @@
  *
  * The index returns rows by distance; this node sorts the rows of each
  * distance by the other keys, and asks the index when a distance is done
- * instead of reading the next row as an Incremental Sort must.  See
- * src/README, "Nearest neighbours with a tie-break".
+ * instead of reading the next row as an Incremental Sort must.  This is
+ * the executor half: the planner makes the node's path and plan
+ * (planner/knnpath.c, plan layout in simhash_planner.h) and finds its
+ * methods by name; the node talks to the index through simhash_knn.h.
+ * See src/README, "Nearest neighbours with a tie-break".
  *
  * Copyright (c) 2026, the simhash authors
  *
@@ -25,39 +28,16 @@
 #include "executor/nodeIndexscan.h"
 #include "miscadmin.h"
 #include "nodes/extensible.h"
-#include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
-#include "optimizer/cost.h"
-#include "optimizer/pathnode.h"
-#include "optimizer/paths.h"
-#include "optimizer/tlist.h"
 #include "utils/builtins.h"
-#include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/ruleutils.h"
 #include "utils/sortsupport.h"
 #include "utils/tuplesort.h"
 
-#include "shindex.h"
-#include "simhash_catalog.h"
+#include "simhash_am.h"
+#include "simhash_executor.h"
 #include "simhash_planner.h"
-
-#define SIMHASH_NEAREST_SORT_NAME "SimhashNearestSort"
-
-/* simhash.enable_nearest_sort */
-static bool simhash_enable_nearest_sort = true;
-
-/* custom_private of the plan: one list per sort key, the distance first */
-enum
-{
-	SNS_SORTOPS,				/* OID list: the sort operators */
-	SNS_COLLATIONS,				/* OID list */
-	SNS_NULLS_FIRST,			/* integer list of booleans */
-	SNS_DESCENDING,				/* integer list of booleans, for EXPLAIN */
-	SNS_BOUND,					/* Integer: rows the query wants, 0 unknown */
-	SNS_PAYLOAD_FLAGS			/* Integer: SIMHASH_SK_PAYLOAD_* for the scan,
-								 * 0 if the index cannot order ties */
-};
 
 typedef enum SimhashNearestSortPhase
 {
@@ -102,9 +82,6 @@ typedef struct SimhashNearestSortState
 	int64		largest;
 } SimhashNearestSortState;
 
-static Plan *SimhashPlanNearestSort(PlannerInfo *root, RelOptInfo *rel,
-									CustomPath *best_path, List *tlist,
-									List *clauses, List *custom_plans);
 static Node *SimhashCreateNearestSortState(CustomScan *cscan);
 static void SimhashBeginNearestSort(CustomScanState *node, EState *estate, int eflags);
 static TupleTableSlot *SimhashExecNearestSort(CustomScanState *node);
@@ -112,11 +89,6 @@ static void SimhashEndNearestSort(CustomScanState *node);
 static void SimhashRescanNearestSort(CustomScanState *node);
 static void SimhashExplainNearestSort(CustomScanState *node, List *ancestors,
 									  ExplainState *es);
-
-static const CustomPathMethods SimhashNearestSortPathMethods = {
-	.CustomName = SIMHASH_NEAREST_SORT_NAME,
-	.PlanCustomPath = SimhashPlanNearestSort,
-};
 
 static const CustomScanMethods SimhashNearestSortScanMethods = {
 	.CustomName = SIMHASH_NEAREST_SORT_NAME,
@@ -131,180 +103,6 @@ static const CustomExecMethods SimhashNearestSortExecMethods = {
 	.ReScanCustomScan = SimhashRescanNearestSort,
 	.ExplainCustomScan = SimhashExplainNearestSort,
 };
-
-/*
- * A nearest sort over "child", a nearest-neighbour index scan ordered by
- * the first of root->query_pathkeys; it returns every query pathkey.
- */
-static Path *
-SimhashMakeNearestSortPath(PlannerInfo *root, RelOptInfo *rel, Path *child)
-{
-	CustomPath *cpath = makeNode(CustomPath);
-	Path		sorted;
-
-	cpath->path.pathtype = T_CustomScan;
-	cpath->path.parent = rel;
-	cpath->path.pathtarget = rel->reltarget;
-	cpath->path.param_info = NULL;
-	cpath->path.parallel_aware = false;
-	cpath->path.parallel_safe = child->parallel_safe;
-	cpath->path.parallel_workers = 0;
-	cpath->path.rows = child->rows;
-	cpath->path.pathkeys = root->query_pathkeys;
-	cpath->flags = CUSTOMPATH_SUPPORT_PROJECTION;
-	cpath->custom_paths = list_make1(child);
-	cpath->methods = &SimhashNearestSortPathMethods;
-
-	/*
-	 * The node does what an Incremental Sort over the same scan does, with
-	 * less searching; costed as core costs that, it competes with the other
-	 * plans on the same terms.
-	 */
-	SimhashCostIncrementalSort(&sorted, root, root->query_pathkeys, 1, child, -1.0);
-	cpath->path.startup_cost = sorted.startup_cost;
-	cpath->path.total_cost = sorted.total_cost;
-	/* the child's disabled nodes, and the sort if enable_incremental_sort is off */
-	SimhashSetDisabledNodes(&cpath->path, SimhashPathDisabledNodes(&sorted));
-
-	/* an index that orders ties leaves the node nothing to sort */
-	if (SimhashNearestSortPayloadFlags(rel, child, root->query_pathkeys) != 0)
-	{
-		cpath->path.startup_cost = child->startup_cost;
-		cpath->path.total_cost = child->total_cost;
-		SimhashSetDisabledNodes(&cpath->path, SimhashPathDisabledNodes(child));
-	}
-	return &cpath->path;
-}
-
-/*
- * Wrap the nearest-neighbour scans that SimhashCreateIndexPaths has just
- * added, ordered by "prefix" (the distance alone), in nearest sorts that
- * return the whole of root->query_pathkeys.  Each scan so wrapped leaves
- * the path list: an Incremental Sort over it would do the same work, and
- * search farther where the row after a group is far away.
- */
-void
-SimhashAddNearestSortPaths(PlannerInfo *root, RelOptInfo *rel, List *prefix)
-{
-	List	   *scans = NIL;
-	ListCell   *lc;
-
-	if (!simhash_enable_nearest_sort || list_length(prefix) != 1)
-		return;
-	/* every other key must be computable from this relation's columns */
-	for_each_from(lc, root->query_pathkeys, 1)
-	{
-		PathKey    *pk = lfirst_node(PathKey, lc);
-
-		if (!relation_can_be_sorted_early(root, rel, pk->pk_eclass, false))
-			return;
-	}
-	foreach(lc, rel->pathlist)
-	{
-		IndexPath  *ipath = (IndexPath *) lfirst(lc);
-
-		if (IsA(ipath, IndexPath) && ipath->path.pathtype == T_IndexScan &&
-			ipath->path.param_info == NULL &&
-			list_length(ipath->indexorderbys) == 1 &&
-			SimhashIsIndexAm(ipath->indexinfo->relam) &&
-			compare_pathkeys(ipath->path.pathkeys, prefix) == PATHKEYS_EQUAL)
-			scans = lappend(scans, ipath);
-	}
-	foreach(lc, scans)
-	{
-		Path	   *scan = lfirst(lc);
-
-		rel->pathlist = list_delete_ptr(rel->pathlist, scan);
-		add_path(rel, SimhashMakeNearestSortPath(root, rel, scan));
-	}
-}
-
-/*
- * How many rows the query can want from this scan, or 0 if that is not
- * known: a constant LIMIT (plus OFFSET) bounds them when the relation is
- * the query's only one, since then nothing above the node groups,
- * aggregates or multiplies rows (root->limit_tuples is -1 if anything
- * does).  Only a hint for the executor, which uses it to tell the index
- * when a group of equal distance is likely the last one read.
- */
-static int
-SimhashNearestSortBound(PlannerInfo *root, RelOptInfo *rel)
-{
-	Relids		relids = rel->reloptkind == RELOPT_OTHER_MEMBER_REL ?
-		rel->top_parent_relids : rel->relids;
-
-	if (root->limit_tuples < 1.0 || !bms_equal(relids, root->all_baserels))
-		return 0;
-	return (int) Min(root->limit_tuples, (double) PG_INT32_MAX);
-}
-
-/*
- * PlanCustomPath.  The sort keys are computed by the index scan, as junk
- * columns of its targetlist where they are not columns already, and the
- * scan's targetlist is this node's scan tuple.  custom_exprs holds the key
- * expressions, which setrefs.c turns into references to that tuple.  The
- * relation's restriction clauses are the index scan's to check.
- */
-static Plan *
-SimhashPlanNearestSort(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
-					   List *tlist, List *clauses, List *custom_plans)
-{
-	CustomScan *cscan = makeNode(CustomScan);
-	Plan	   *child = linitial(custom_plans);
-	List	   *child_tlist = child->targetlist;
-	List	   *exprs = NIL;
-	List	   *sortops = NIL;
-	List	   *collations = NIL;
-	List	   *nulls_first = NIL;
-	List	   *descending = NIL;
-	ListCell   *lc;
-
-	foreach(lc, best_path->path.pathkeys)
-	{
-		PathKey    *pk = lfirst_node(PathKey, lc);
-		EquivalenceMember *em;
-		Oid			sortop;
-
-		em = find_computable_ec_member(root, pk->pk_eclass,
-									   get_tlist_exprs(child_tlist, false),
-									   rel->relids, false);
-		if (em == NULL)
-			elog(ERROR, "could not find a sort key expression for the nearest sort");
-		sortop = SimhashPathKeySortOp(pk, em->em_datatype);
-		if (!OidIsValid(sortop))
-			elog(ERROR, "missing sort operator for type %u in opfamily %u",
-				 em->em_datatype, pk->pk_opfamily);
-		if (tlist_member(em->em_expr, child_tlist) == NULL)
-			child_tlist = lappend(child_tlist,
-								  makeTargetEntry(copyObject(em->em_expr),
-												  list_length(child_tlist) + 1,
-												  NULL, true));
-		exprs = lappend(exprs, copyObject(em->em_expr));
-		sortops = lappend_oid(sortops, sortop);
-		collations = lappend_oid(collations, pk->pk_eclass->ec_collation);
-		nulls_first = lappend_int(nulls_first, pk->pk_nulls_first);
-		descending = lappend_int(descending, SimhashPathKeyIsDesc(pk));
-	}
-	/* an index scan projects, so its targetlist may grow */
-	child->targetlist = child_tlist;
-
-	cscan->scan.plan.targetlist = tlist;
-	cscan->scan.plan.qual = NIL;
-	cscan->scan.scanrelid = 0;
-	cscan->flags = best_path->flags;
-	cscan->custom_plans = custom_plans;
-	cscan->custom_exprs = exprs;
-	cscan->custom_private = list_make4(sortops, collations, nulls_first, descending);
-	cscan->custom_private = lappend(cscan->custom_private,
-									makeInteger(SimhashNearestSortBound(root, rel)));
-	cscan->custom_private =
-		lappend(cscan->custom_private,
-				makeInteger(SimhashNearestSortPayloadFlags(rel, linitial(best_path->custom_paths),
-														   best_path->path.pathkeys)));
-	cscan->custom_scan_tlist = copyObject(child_tlist);
-	cscan->methods = &SimhashNearestSortScanMethods;
-	return &cscan->scan.plan;
-}
 
 /* CreateCustomScanState */
 static Node *
@@ -802,15 +600,12 @@ SimhashExplainNearestSort(CustomScanState *node, List *ancestors, ExplainState *
 	}
 }
 
-/* Register the node and its GUC (from _PG_init). */
+/*
+ * Register the node (from _PG_init), by name: the planner (knnpath.c)
+ * finds its methods with GetCustomScanMethods.
+ */
 void
 SimhashInstallNearestSort(void)
 {
-	DefineCustomBoolVariable("simhash.enable_nearest_sort",
-							 "Enables the planner's use of simhash nearest sorts.",
-							 "A nearest sort orders the rows of a nearest-neighbour "
-							 "index scan by the sort keys after the distance.",
-							 &simhash_enable_nearest_sort, true, PGC_USERSET, 0,
-							 NULL, NULL, NULL);
 	RegisterCustomScanMethods(&SimhashNearestSortScanMethods);
 }

@@ -33,7 +33,7 @@
 #include "utils/float.h"
 #include "utils/memutils.h"
 
-#include "simhash.h"
+#include "fingerprint.h"
 
 PG_FUNCTION_INFO_V1(simhash_text);
 PG_FUNCTION_INFO_V1(simhash_features_array);

@@ -38,7 +38,7 @@
 #include "miscadmin.h"
 #include "utils/memutils.h"
 
-#include "simhash.h"
+#include "fingerprint.h"
 
 PG_FUNCTION_INFO_V1(simhash_jaccard_text);
 

@@ -30,7 +30,7 @@
 
 #include "fmgr.h"
 
-#include "simhash.h"
+#include "fingerprint.h"
 
 PG_FUNCTION_INFO_V1(simhash_radius_text);
 PG_FUNCTION_INFO_V1(simhash_radius_weight);

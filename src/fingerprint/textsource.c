@@ -24,7 +24,7 @@
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
 
-#include "simhash.h"
+#include "fingerprint.h"
 
 /* bytes of server-encoded text converted at a time */
 #define SIMHASH_CONVERT_CHUNK	(1024 * 1024)

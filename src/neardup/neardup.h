@@ -19,7 +19,7 @@
 #include "storage/itemptr.h"
 #include "utils/relcache.h"
 
-#include "simhash.h"
+#include "fingerprint.h"
 
 /* fingerprint.c */
 extern Datum simhash_text(PG_FUNCTION_ARGS);
@@ -121,6 +121,10 @@ typedef struct SimhashNearVerify
 	text	   *text;			/* the new row's text; NULL: nothing confirms */
 	SimhashJaccardSide *features;	/* its features, extracted at first use */
 } SimhashNearVerify;
+
+/* neardup_setup.c: the trigger's definition, once per statement */
+extern SimhashNearDupInfo *SimhashNearDupSetup(FunctionCallInfo fcinfo,
+											   TriggerData *trigdata);
 
 /* neardup_search.c */
 extern void SimhashFindNearDuplicate(const SimhashNearDupInfo *info, uint64 fp, int k,

@@ -27,7 +27,7 @@
 #include "storage/proc.h"
 
 #include "neardup.h"
-#include "shindex.h"
+#include "simhash_am.h"
 
 /* locktag_field4 of the cells of a table, and of the table as a whole */
 #define SIMHASH_LOCK_CELL		0x5348	/* "SH" */
@@ -109,8 +109,8 @@ SimhashCanonicalRadii(int k, int *radius)
 	int			need = k + 1;
 
 	Assert(k >= 0 && k <= SIMHASH_BITS);
-	for (int j = 0; j < SIMHASH_NBANDS; j++)
-		radius[j] = need / SIMHASH_NBANDS + (j < need % SIMHASH_NBANDS ? 1 : 0) - 1;
+	for (int j = 0; j < SIMHASH_BLOCKS; j++)
+		radius[j] = need / SIMHASH_BLOCKS + (j < need % SIMHASH_BLOCKS ? 1 : 0) - 1;
 }
 
 /* qsort comparator of cell locks, by tag */
@@ -142,7 +142,7 @@ SimhashLockCell(Oid relid, uint32 field3, uint16 field4, LOCKMODE mode)
 int
 SimhashLockNeighbourhood(Oid relid, uint32 scope_hash, uint64 fp, int k)
 {
-	int			radius[SIMHASH_NBANDS];
+	int			radius[SIMHASH_BLOCKS];
 	int			ncells = 0;
 	int			nlocks;
 	SimhashCellLock *cells;
@@ -157,7 +157,7 @@ SimhashLockNeighbourhood(Oid relid, uint32 scope_hash, uint64 fp, int k)
 		return 0;
 
 	SimhashCanonicalRadii(k, radius);
-	for (int j = 0; j < SIMHASH_NBANDS; j++)
+	for (int j = 0; j < SIMHASH_BLOCKS; j++)
 	{
 		radius[j] = Max(radius[j], 0);	/* own cells in every band */
 		ncells += (int) SimhashBallSize(radius[j]);
@@ -173,7 +173,7 @@ SimhashLockNeighbourhood(Oid relid, uint32 scope_hash, uint64 fp, int k)
 	cells = palloc(sizeof(SimhashCellLock) * ncells);
 	ring = palloc(sizeof(uint16) * ncells);
 	ncells = 0;
-	for (int j = 0; j < SIMHASH_NBANDS; j++)
+	for (int j = 0; j < SIMHASH_BLOCKS; j++)
 	{
 		/* the ball starts with its centre, f's own cell */
 		int			n = SimhashEnumerateBall(SimhashBlock(fp, j), radius[j], ring);

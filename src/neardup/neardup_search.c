@@ -5,7 +5,7 @@
  *	  the near-duplicate trigger.
  *
  * Candidates come from each competing table's simhash index (through the
- * key cache of shkeycache.c while the transaction holds the whole table)
+ * key cache of access/keycache.c while the transaction holds the whole table)
  * and from the rows this backend has inserted but not yet written to it
  * (shinsert.c), without writing anything.  Each candidate is then looked
  * up in its table with a dirty snapshot, which sees committed rows and
@@ -39,7 +39,7 @@
 #include "utils/snapmgr.h"
 
 #include "neardup.h"
-#include "shindex.h"
+#include "simhash_am.h"
 
 /* a fingerprint near the new row's, in some competing table */
 typedef struct SimhashCandidate

@@ -44,8 +44,7 @@
 #include "utils/rel.h"
 
 #include "neardup.h"
-#include "shindex.h"
-#include "simhash_catalog.h"
+#include "simhash_am.h"
 
 PG_FUNCTION_INFO_V1(simhash_fingerprint_trigger);
 

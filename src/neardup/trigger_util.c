@@ -30,7 +30,6 @@
 #include "utils/rel.h"
 
 #include "neardup.h"
-#include "simhash_catalog.h"
 
 /*
  * The TriggerData of a call of trigger function "name", which must fire

@@ -21,7 +21,6 @@
 #include "optimizer/optimizer.h"
 #include "utils/lsyscache.h"
 
-#include "simhash_catalog.h"
 #include "simhash_planner.h"
 
 /*

@@ -37,8 +37,7 @@
 #include "utils/guc.h"
 #include "utils/syscache.h"
 
-#include "shindex.h"
-#include "simhash_catalog.h"
+#include "simhash_am.h"
 #include "simhash_planner.h"
 
 PG_FUNCTION_INFO_V1(simhash_distance_support);

@@ -32,8 +32,7 @@
 #include "utils/selfuncs.h"
 #include "utils/syscache.h"
 
-#include "shindex.h"
-#include "simhash_catalog.h"
+#include "simhash_am.h"
 #include "simhash_planner.h"
 
 /* most work one counting search may do, in shprobe.c's cost units */
@@ -414,40 +413,6 @@ SimhashEstimateWithin(IndexOptInfo *index, const SimhashColumnStats *fp,
 	}
 	CLAMP_PROBABILITY(sel);
 	return sel;
-}
-
-/*
- * Radius of a simhash_ball(x, k) expression or constant, normalized to
- * [-1, 64]; if it is not known at plan time, the radius that estimates
- * assume, SIMHASH_ESTIMATE_RADIUS.
- */
-int
-SimhashBallExprRadius(Node *node, uint64 *center, bool *center_known)
-{
-	*center_known = false;
-	if (node && IsA(node, Const) && SimhashIsBallType(((Const *) node)->consttype))
-	{
-		Const	   *c = (Const *) node;
-		SimhashBall *ball;
-
-		if (c->constisnull)
-			return -1;			/* a NULL ball contains nothing */
-		ball = DatumGetSimhashBall(c->constvalue);
-		*center = ball->center;
-		*center_known = true;
-		/* normalized again: a ball stored by 0.1.0 kept any radius */
-		return SimhashNormalizeRadius(ball->radius);
-	}
-	if (node && IsA(node, FuncExpr) && list_length(((FuncExpr *) node)->args) == 2 &&
-		((FuncExpr *) node)->funcid == SimhashGetCatalog()->ball_func)
-	{
-		Node	   *k = lsecond(((FuncExpr *) node)->args);
-
-		if (IsA(k, Const) && !((Const *) k)->constisnull &&
-			((Const *) k)->consttype == INT4OID)
-			return SimhashNormalizeRadius(DatumGetInt32(((Const *) k)->constvalue));
-	}
-	return SIMHASH_ESTIMATE_RADIUS;
 }
 
 /*

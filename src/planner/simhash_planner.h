@@ -1,7 +1,11 @@
 /*-------------------------------------------------------------------------
  *
  * simhash_planner.h
- *	  Planner support: selectivity of radius clauses, index costs.
+ *	  The planner layer's interface: radius clauses, estimates, the
+ *	  planner hook, nearest-neighbour paths and the nearest sort's plan.
+ *
+ * Used by the executor (band join, nearest sort), clusters and _PG_init;
+ * the planner itself calls only core/ and access/ (simhash_am.h).
  *
  * Copyright (c) 2026, the simhash authors
  *
@@ -21,8 +25,6 @@
 
 /* pairs of sample values compared for a join estimate, per side */
 #define SIMHASH_MAX_PAIR_VALUES	300
-/* radius assumed by estimates when it is only known at run time */
-#define SIMHASH_ESTIMATE_RADIUS 3
 
 /* A radius clause "dist(a, b) <= k" in any of its spellings (clause.c) */
 typedef struct SimhashRadiusClause
@@ -48,7 +50,6 @@ typedef struct SimhashColumnStats
 } SimhashColumnStats;
 
 extern void SimhashGetColumnStats(VariableStatData *vardata, SimhashColumnStats *st);
-extern int	SimhashBallExprRadius(Node *node, uint64 *center, bool *center_known);
 extern bool SimhashMayCount(PlannerInfo *root, IndexOptInfo *index);
 extern IndexOptInfo *SimhashFindIndex(PlannerInfo *root, VariableStatData *vardata);
 extern Selectivity SimhashEstimateWithin(IndexOptInfo *index, const SimhashColumnStats *fp,
@@ -94,9 +95,26 @@ extern void SimhashRemovePartialOrderPaths(PlannerInfo *root, RelOptInfo *rel,
 extern void SimhashCreateIndexPaths(PlannerInfo *root, RelOptInfo *rel,
 									List *simhash_indexes, List *prefix_pathkeys);
 extern int	SimhashNearestSortPayloadFlags(RelOptInfo *rel, Path *child, List *pathkeys);
-
-/* nearestsort.c */
-extern void SimhashInstallNearestSort(void);
 extern void SimhashAddNearestSortPaths(PlannerInfo *root, RelOptInfo *rel, List *prefix);
+extern void SimhashInstallNearestSortPaths(void);
+
+/*
+ * The nearest sort's plan, made by knnpath.c and run by the executor's
+ * nearestsort.c: the CustomScan's name (its methods are found by it) and
+ * the layout of its custom_private.
+ */
+#define SIMHASH_NEAREST_SORT_NAME "SimhashNearestSort"
+
+/* custom_private: one list per sort key, the distance first */
+typedef enum SimhashNearestSortPrivate
+{
+	SNS_SORTOPS,				/* OID list: the sort operators */
+	SNS_COLLATIONS,				/* OID list */
+	SNS_NULLS_FIRST,			/* integer list of booleans */
+	SNS_DESCENDING,				/* integer list of booleans, for EXPLAIN */
+	SNS_BOUND,					/* Integer: rows the query wants, 0 unknown */
+	SNS_PAYLOAD_FLAGS			/* Integer: SIMHASH_SK_PAYLOAD_* for the scan,
+								 * 0 if the index cannot order ties */
+} SimhashNearestSortPrivate;
 
 #endif							/* SIMHASH_PLANNER_H */

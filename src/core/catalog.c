@@ -16,7 +16,7 @@
  * Copyright (c) 2026, the simhash authors
  *
  * IDENTIFICATION
- *	  src/planner/catalog.c
+ *	  src/core/catalog.c
  *
  *-------------------------------------------------------------------------
  */
@@ -35,9 +35,7 @@
 #include "utils/lsyscache.h"
 #include "utils/syscache.h"
 
-#include "shindex.h"
-#include "simhash_catalog.h"
-
+#include "simhash.h"
 static SimhashCatalog simhash_catalog;
 static bool simhash_catalog_valid = false;
 /* invalidations seen so far: a load that overlaps one is repeated */

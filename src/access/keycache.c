@@ -22,7 +22,7 @@
  * Copyright (c) 2026, the simhash authors
  *
  * IDENTIFICATION
- *	  src/neardup/keycache.c
+ *	  src/access/keycache.c
  *
  *-------------------------------------------------------------------------
  */
@@ -370,7 +370,7 @@ SimhashKeyCacheSearch(SimhashKeyCache *cache, Relation index, uint64 center, int
 	SimhashProbePlan plan;
 	IndexScanDesc reader = NULL;
 	uint16	   *keys;
-	int			radii[SIMHASH_NBANDS];
+	int			radii[SIMHASH_BLOCKS];
 	double		nprobes = 0;
 	bool		more = true;
 	uint64		node;
@@ -396,16 +396,16 @@ SimhashKeyCacheSearch(SimhashKeyCache *cache, Relation index, uint64 center, int
 		cache->plan_radius = radius;
 	}
 	plan = cache->plan;
-	for (int j = 0; j < SIMHASH_NBANDS; j++)
+	for (int j = 0; j < SIMHASH_BLOCKS; j++)
 		if (plan.radius[j] >= 0)
 			nprobes += SimhashBallSize(plan.radius[j]);
 	if (plan.fullscan || nprobes > SIMHASH_KEYCACHE_MAX_PROBES)
 		return false;
 
 	keys = palloc(sizeof(uint16) * (Size) nprobes);
-	for (int j = 0; j < SIMHASH_NBANDS; j++)
+	for (int j = 0; j < SIMHASH_BLOCKS; j++)
 		radii[j] = -1;
-	for (int j = 0; more && j < SIMHASH_NBANDS; j++)
+	for (int j = 0; more && j < SIMHASH_BLOCKS; j++)
 	{
 		int			nkeys;
 
@@ -438,7 +438,7 @@ SimhashKeyCacheForget(SimhashKeyCache *cache, Relation index, uint64 fp)
 {
 	uint64		node = SimhashKeyCacheNode(cache, index);
 
-	for (int j = 0; j < SIMHASH_NBANDS; j++)
+	for (int j = 0; j < SIMHASH_BLOCKS; j++)
 		(void) keyrun_delete(cache->runs, SimhashKeyRunTag(node, j, SimhashBlock(fp, j)));
 }
 

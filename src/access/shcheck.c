@@ -309,7 +309,7 @@ SimhashWalkLeaf(Relation index, int tree, BlockNumber blkno, Page page,
 		if (check && i > 0 && entries[i].skey <= entries[i - 1].skey)
 			SimhashCorrupt(index, blkno, "An appended entry repeats a sorted one.");
 		if (check && (entries[i].skey < low ||
-					  (!(op->flags & SIMHASH_RIGHTMOST) && entries[i].skey >= op->high)))
+					  !SimhashPageCovers(op, entries[i].skey)))
 			SimhashCorrupt(index, blkno, "An entry lies outside the page's key range.");
 		if (check && (entries[i].rest & ~SIMHASH_REST_MASK) != 0)
 			SimhashCorrupt(index, blkno, "An entry's rest has more than 48 bits.");
@@ -350,7 +350,7 @@ SimhashWalkInternal(Relation index, BlockNumber blkno, Page page, SimhashSortKey
 
 		if (check && ((i == 0 && key != low) ||
 					  (i > 0 && key <= SimhashPivotKey(&pivots[i - 1])) ||
-					  (!(op->flags & SIMHASH_RIGHTMOST) && key >= op->high)))
+					  !SimhashPageCovers(op, key)))
 			SimhashCorrupt(index, blkno, "Pivot keys are out of order or out of range.");
 		SimhashAddDownlink(below, pivots[i].child, key);
 	}

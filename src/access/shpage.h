@@ -153,6 +153,10 @@ typedef SimhashPageOpaqueData *SimhashPageOpaque;
 #define SimhashPageGetOpaque(page) \
 	((SimhashPageOpaque) PageGetSpecialPointer(page))
 
+/* Is sort key "key" below the high key of a page (always, if rightmost)? */
+#define SimhashPageCovers(opaque, key) \
+	(((opaque)->flags & SIMHASH_RIGHTMOST) || (key) < (opaque)->high)
+
 /* contents of the metapage */
 typedef struct SimhashMetaPageData
 {

@@ -181,7 +181,7 @@ SimhashReadKey(IndexScanDesc scan, int band, uint16 key, const SimhashSettleSpec
 		buf = so->curbuf;
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		op = SimhashPageGetOpaque(BufferGetPage(buf));
-		if (!(op->flags & SIMHASH_RIGHTMOST) && target >= op->high)
+		if (!SimhashPageCovers(op, target))
 		{
 			UnlockReleaseBuffer(buf);
 			buf = InvalidBuffer;

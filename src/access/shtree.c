@@ -98,6 +98,18 @@ SimhashMoveRight(Relation index, Buffer buf, SimhashSortKey target, int mode)
 	}
 }
 
+/* Refuse an internal page without pivots: a descent could not go on. */
+static void
+SimhashCheckPivots(Relation index, Buffer buf)
+{
+	if (SimhashPageNumPivots(BufferGetPage(buf)) == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\" block %u is an internal page without pivots",
+						RelationGetRelationName(index), BufferGetBlockNumber(buf)),
+				 errhint("Please REINDEX it.")));
+}
+
 /* Index of the last pivot of an internal page whose key is <= target. */
 static int
 SimhashFindPivot(Page page, SimhashSortKey target)
@@ -148,12 +160,7 @@ SimhashDescendToLevel(Relation index, int band, BlockNumber root, uint16 rootlev
 		if (curlevel == level)
 			return buf;
 		page = BufferGetPage(buf);
-		if (SimhashPageNumPivots(page) == 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_INDEX_CORRUPTED),
-					 errmsg("index \"%s\" block %u is an internal page without pivots",
-							RelationGetRelationName(index), BufferGetBlockNumber(buf)),
-					 errhint("Please REINDEX it.")));
+		SimhashCheckPivots(index, buf);
 		pivots = SimhashPageGetPivots(page);
 		blkno = pivots[SimhashFindPivot(page, target)].child;
 		UnlockReleaseBuffer(buf);
@@ -188,7 +195,7 @@ SimhashDescendViaParent(Relation index, int band, BlockNumber root, uint16 rootl
 		LockBuffer(pbuf, BUFFER_LOCK_SHARE);
 		SimhashCheckTreePage(index, pbuf, band, 1);
 		opaque = SimhashPageGetOpaque(BufferGetPage(pbuf));
-		if (!(opaque->flags & SIMHASH_RIGHTMOST) && target >= opaque->high)
+		if (!SimhashPageCovers(opaque, target))
 		{
 			UnlockReleaseBuffer(pbuf);
 			pbuf = InvalidBuffer;
@@ -198,12 +205,7 @@ SimhashDescendViaParent(Relation index, int band, BlockNumber root, uint16 rootl
 		pbuf = SimhashDescendToLevel(index, band, root, rootlevel, target, 1,
 									 BUFFER_LOCK_SHARE);
 	page = BufferGetPage(pbuf);
-	if (SimhashPageNumPivots(page) == 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("index \"%s\" block %u is an internal page without pivots",
-						RelationGetRelationName(index), BufferGetBlockNumber(pbuf)),
-				 errhint("Please REINDEX it.")));
+	SimhashCheckPivots(index, pbuf);
 	blkno = SimhashPageGetPivots(page)[SimhashFindPivot(page, target)].child;
 	LockBuffer(pbuf, BUFFER_LOCK_UNLOCK);
 	*parent = pbuf;
@@ -602,8 +604,7 @@ SimhashInsertPivots(Relation index, int band, uint16 level,
 
 		/* the pivots that belong on this page */
 		for (m = 1; m < n; m++)
-			if (!(opaque->flags & SIMHASH_RIGHTMOST) &&
-				SimhashPivotKey(&pivots[m]) >= opaque->high)
+			if (!SimhashPageCovers(opaque, SimhashPivotKey(&pivots[m])))
 				break;
 
 		/* merge them into the page's pivots */
@@ -692,7 +693,7 @@ SimhashInsertSorted(Relation index, int band, SimhashEntry *entries, int n,
 									entries[i].skey, 0, BUFFER_LOCK_EXCLUSIVE);
 		opaque = SimhashPageGetOpaque(BufferGetPage(buf));
 		for (j = i + 1; j < n; j++)
-			if (!(opaque->flags & SIMHASH_RIGHTMOST) && entries[j].skey >= opaque->high)
+			if (!SimhashPageCovers(opaque, entries[j].skey))
 				break;
 		SimhashLeafInsert(index, band, buf, entries + i, j - i, retry);
 		i = j;

@@ -34,6 +34,8 @@ extern text *SimhashJoinTextColumns(HeapTuple tuple, TupleDesc desc,
 									const AttrNumber *cols, int ncols);
 extern Datum SimhashJoinSlotTextColumns(TupleTableSlot *slot, const AttrNumber *cols,
 										int ncols, bool *isnull, bool *built);
+extern bool SimhashColumnStoredSame(HeapTuple a, HeapTuple b, TupleDesc desc,
+									AttrNumber attno);
 extern bool SimhashSameTextColumns(HeapTuple a, HeapTuple b, TupleDesc desc,
 								   const AttrNumber *cols, int ncols);
 extern bool SimhashParseSimilarity(const char *num, double *s);

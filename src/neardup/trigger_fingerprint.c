@@ -64,19 +64,8 @@ SimhashColumnUpdated(TriggerData *trigdata, AttrNumber attno)
 static bool
 SimhashColumnChanged(TriggerData *trigdata, TupleDesc desc, AttrNumber attno)
 {
-	Form_pg_attribute att = TupleDescAttr(desc, attno - 1);
-	bool		oldnull;
-	bool		newnull;
-	Datum		oldvalue;
-	Datum		newvalue;
-
-	if (SimhashColumnUpdated(trigdata, attno))
-		return true;
-	oldvalue = heap_getattr(trigdata->tg_trigtuple, attno, desc, &oldnull);
-	newvalue = heap_getattr(trigdata->tg_newtuple, attno, desc, &newnull);
-	if (oldnull || newnull)
-		return oldnull != newnull;
-	return !datumIsEqual(oldvalue, newvalue, att->attbyval, att->attlen);
+	return SimhashColumnUpdated(trigdata, attno) ||
+		!SimhashColumnStoredSame(trigdata->tg_trigtuple, trigdata->tg_newtuple, desc, attno);
 }
 
 /*

@@ -105,41 +105,11 @@ SimhashFingerprintInputsKept(SimhashNearDupInfo *info, TriggerData *trigdata, Tu
 	while ((member = bms_next_member(inputs, member)) >= 0)
 	{
 		AttrNumber	attno = member + FirstLowInvalidHeapAttributeNumber;
-		Form_pg_attribute att;
-		bool		oldnull;
-		bool		newnull;
-		Datum		oldvalue;
-		Datum		newvalue;
-		Size		len;
 
 		if (attno <= 0)			/* a whole row or a system column */
 			return false;
-		att = TupleDescAttr(desc, attno - 1);
-		oldvalue = heap_getattr(trigdata->tg_trigtuple, attno, desc, &oldnull);
-		newvalue = heap_getattr(trigdata->tg_newtuple, attno, desc, &newnull);
-		if (oldnull || newnull)
-		{
-			if (oldnull != newnull)
-				return false;
-			continue;
-		}
-		if (att->attbyval)
-		{
-			if (oldvalue != newvalue)
-				return false;
-			continue;
-		}
-		if (att->attlen == -1)
-		{
-			len = VARSIZE_ANY(DatumGetPointer(oldvalue));
-			if (len != VARSIZE_ANY(DatumGetPointer(newvalue)))
-				return false;
-		}
-		else if (att->attlen > 0)
-			len = att->attlen;
-		else
-			return false;
-		if (memcmp(DatumGetPointer(oldvalue), DatumGetPointer(newvalue), len) != 0)
+		if (!SimhashColumnStoredSame(trigdata->tg_trigtuple, trigdata->tg_newtuple,
+									 desc, attno))
 			return false;
 	}
 	return true;

@@ -233,6 +233,27 @@ SimhashJoinSlotTextColumns(TupleTableSlot *slot, const AttrNumber *cols, int nco
 }
 
 /*
+ * Is column attno stored alike in rows a and b (both NULL, or the same
+ * bytes)?  An UPDATE that does not set a column keeps its stored value, a
+ * long one as the very same TOAST pointer, so this tells an unchanged
+ * value without reading (and detoasting) it; an equal value stored
+ * differently only answers false.
+ */
+bool
+SimhashColumnStoredSame(HeapTuple a, HeapTuple b, TupleDesc desc, AttrNumber attno)
+{
+	Form_pg_attribute att = TupleDescAttr(desc, attno - 1);
+	bool		anull;
+	bool		bnull;
+	Datum		da = heap_getattr(a, attno, desc, &anull);
+	Datum		db = heap_getattr(b, attno, desc, &bnull);
+
+	if (anull || bnull)
+		return anull == bnull;
+	return datumIsEqual(da, db, att->attbyval, att->attlen);
+}
+
+/*
  * Do two rows have the same text in columns "cols", joined as
  * SimhashJoinTextColumns joins them (the same bytes, or both NULL)?
  *
@@ -249,14 +270,7 @@ SimhashSameTextColumns(HeapTuple a, HeapTuple b, TupleDesc desc, const AttrNumbe
 	text	   *tb;
 
 	for (int i = 0; i < ncols && same_stored; i++)
-	{
-		bool		anull;
-		bool		bnull;
-		Datum		da = heap_getattr(a, cols[i], desc, &anull);
-		Datum		db = heap_getattr(b, cols[i], desc, &bnull);
-
-		same_stored = (anull == bnull) && (anull || datumIsEqual(da, db, false, -1));
-	}
+		same_stored = SimhashColumnStoredSame(a, b, desc, cols[i]);
 	if (same_stored)
 		return true;
 

@@ -157,10 +157,8 @@ Selectivity
 SimhashEstimateRadius(PlannerInfo *root, IndexOptInfo *index, Node *indexexpr,
 					  Node *query, int radius)
 {
-	VariableStatData va,
-				vb;
-	SimhashColumnStats sa,
-				sb;
+	VariableStatData va;
+	SimhashColumnStats sa;
 	Selectivity sel = -1;
 
 	if (index != NULL && !SimhashMayCount(root, index))
@@ -182,12 +180,7 @@ SimhashEstimateRadius(PlannerInfo *root, IndexOptInfo *index, Node *indexexpr,
 	else
 	{
 		/* centres from another column, or like the column's own rows */
-		examine_variable(root, query, 0, &vb);
-		SimhashGetColumnStats(&vb, &sb);
-		sel = SimhashEstimateWithin(index, &sa, NULL, &sb,
-									HeapTupleIsValid(va.statsTuple) &&
-									va.statsTuple == vb.statsTuple, radius);
-		ReleaseVariableStats(vb);
+		sel = SimhashEstimateFromCentres(root, index, &va, &sa, query, radius);
 	}
 	ReleaseVariableStats(va);
 	return sel;

@@ -416,6 +416,28 @@ SimhashEstimateWithin(IndexOptInfo *index, const SimhashColumnStats *fp,
 }
 
 /*
+ * Selectivity of "dist(fp, c) <= radius" where the centres c are the
+ * values of another expression (a column, or a nested loop's outer side):
+ * from both statistics, the same sample when both are one column's.
+ */
+Selectivity
+SimhashEstimateFromCentres(PlannerInfo *root, IndexOptInfo *index, VariableStatData *fpvar,
+						   const SimhashColumnStats *fp, Node *centres, int radius)
+{
+	VariableStatData cvar;
+	SimhashColumnStats cst;
+	Selectivity sel;
+
+	examine_variable(root, centres, 0, &cvar);
+	SimhashGetColumnStats(&cvar, &cst);
+	sel = SimhashEstimateWithin(index, fp, NULL, &cst,
+								HeapTupleIsValid(cvar.statsTuple) &&
+								cvar.statsTuple == fpvar->statsTuple, radius);
+	ReleaseVariableStats(cvar);
+	return sel;
+}
+
+/*
  * Restriction selectivity of "fp <@ ball" and "ball @> fp".
  */
 Datum
@@ -457,15 +479,8 @@ simhash_ball_restrict_sel(PG_FUNCTION_ARGS)
 		 * so that the rows per loop agree with the join's rows whatever
 		 * sample ANALYZE drew of this column.
 		 */
-		VariableStatData cvar;
-		SimhashColumnStats centres;
-
-		examine_variable(root, linitial(((FuncExpr *) other)->args), 0, &cvar);
-		SimhashGetColumnStats(&cvar, &centres);
-		sel = SimhashEstimateWithin(index, &st, NULL, &centres,
-									HeapTupleIsValid(cvar.statsTuple) &&
-									cvar.statsTuple == vardata.statsTuple, radius);
-		ReleaseVariableStats(cvar);
+		sel = SimhashEstimateFromCentres(root, index, &vardata, &st,
+										 linitial(((FuncExpr *) other)->args), radius);
 	}
 	else
 		sel = SimhashEstimateWithin(index, &st, center_known ? &center : NULL, NULL, true,

@@ -56,6 +56,10 @@ extern Selectivity SimhashEstimateWithin(IndexOptInfo *index, const SimhashColum
 										 const uint64 *center,
 										 const SimhashColumnStats *centres,
 										 bool same, int radius);
+extern Selectivity SimhashEstimateFromCentres(PlannerInfo *root, IndexOptInfo *index,
+											  VariableStatData *fpvar,
+											  const SimhashColumnStats *fp,
+											  Node *centres, int radius);
 
 /* An int2, int4 or int8 Datum as an int64 */
 static inline int64

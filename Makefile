@@ -22,6 +22,7 @@ OBJS = \
 	src/clusters/clusterjoin.o \
 	src/clusters/clusters.o \
 	src/core/ball.o \
+	src/core/bandtable.o \
 	src/core/catalog.o \
 	src/core/distance.o \
 	src/core/type.o \
@@ -30,6 +31,7 @@ OBJS = \
 	src/executor/bandjoin_probe.o \
 	src/executor/bandjoin_table.o \
 	src/executor/nearestsort.o \
+	src/fingerprint/featureset.o \
 	src/fingerprint/fingerprint.o \
 	src/fingerprint/jaccard.o \
 	src/fingerprint/radius.o \
@@ -59,8 +61,8 @@ REGRESS = type distance fingerprint index planner join knn_tiebreak include radi
 REGRESS_OPTS = --load-extension=simhash
 
 # isolation specs: sql_tests/isolation/specs/*.spec, expected/*.out
-# (simhash_own_inserts needs max_prepared_transactions > 0)
-ISOLATION = simhash_insert_scan simhash_own_inserts simhash_vacuum simhash_cic simhash_estimate \
+ISOLATION = simhash_insert_scan simhash_own_inserts simhash_own_inserts_prepared simhash_vacuum \
+	simhash_cic simhash_estimate \
 	simhash_subxact simhash_neardup_reject simhash_neardup_skip simhash_neardup_link \
 	simhash_neardup_bulk simhash_neardup_verify simhash_neardup_verify_modes
 ISOLATION_OPTS = --inputdir=$(srcdir)/sql_tests/isolation --load-extension=simhash
@@ -83,6 +85,20 @@ PG_CFLAGS = -Wall -Wextra -Werror -Wno-unused-parameter \
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
+
+# simhash_own_inserts_prepared needs max_prepared_transactions > 0, which a
+# default server lacks: "make installcheck" asks the server (psql with the
+# PG* environment) and leaves the spec out, saying so.  Only for the
+# installcheck goal: the full suite's cluster has prepared transactions,
+# and sql_tests/in-cluster.sh reads the whole list.
+ifneq ($(filter installcheck,$(MAKECMDGOALS)),)
+ifneq ($(origin ISOLATION),command line)
+ifeq ($(shell $(bindir)/psql -XAtqc 'SHOW max_prepared_transactions' postgres 2>/dev/null),0)
+$(warning skipping isolation test simhash_own_inserts_prepared: it needs max_prepared_transactions > 0 on the server)
+ISOLATION := $(filter-out simhash_own_inserts_prepared,$(ISOLATION))
+endif
+endif
+endif
 
 .PHONY: installcheck-tap
 installcheck-tap:

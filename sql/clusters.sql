@@ -135,6 +135,35 @@ SELECT k, (compare_clusters('cdocs', k)).* FROM unnest(ARRAY[0, 1, 3, 4, 6, 10])
 SELECT k, (compare_clusters('cfps_shuffled', k)).* FROM unnest(ARRAY[0, 1, 2, 3, 4, 6, 10]) k;
 SELECT k, (compare_clusters('csmall', k)).* FROM unnest(ARRAY[0, 3, 10]) k;
 
+-- the band table (rows sorted by a band's block) at its edges: rows that
+-- all share band 0's block (one bucket of 2,000 rows there; groups of 4
+-- within 2 bits, 30 identical rows, NULL fingerprints), and rows whose
+-- blocks all differ in every band (a bucket per row; pairs 4 bits apart,
+-- one bit per block, far apart in id order)
+CREATE TABLE cblock (id int8, fp simhash64);
+INSERT INTO cblock
+SELECT i, ((x'5a5a000000000000'::int8 | (cfp(i / 4)::int8 & x'0000ffffffffffff'::int8))
+		   # (CASE WHEN i % 4 > 0 THEN 1::int8 << (i % 48) ELSE 0 END)
+		   # (CASE WHEN i % 4 > 1 THEN 1::int8 << ((i * 7) % 48) ELSE 0 END))::simhash64
+FROM generate_series(1, 2000) i;
+INSERT INTO cblock SELECT 3000 + i, cfp(7) FROM generate_series(1, 30) i;
+INSERT INTO cblock SELECT 4000 + i, NULL FROM generate_series(1, 20) i;
+CREATE TABLE cdistinct (id int8, fp simhash64);
+INSERT INTO cdistinct
+SELECT (2 * m + p) * 7919 % 10007, ((((m * 2 * 40503 + p) & 65535)::int8 << 48) | (((m * 2 * 52429 + p) & 65535)::int8 << 32) |
+				   (((m * 2 * 30011 + p) & 65535)::int8 << 16) | ((m * 2 * 12347 + p) & 65535)::int8)::simhash64
+FROM generate_series(0, 999) m, generate_series(0, 1) p;
+SET simhash.enable_join = off;
+INSERT INTO cpairs
+SELECT 'cblock', a.id, b.id, hamming(a.fp, b.fp)
+FROM cblock a, cblock b WHERE a.id <> b.id AND hamming(a.fp, b.fp) <= 10
+UNION ALL
+SELECT 'cdistinct', a.id, b.id, hamming(a.fp, b.fp)
+FROM cdistinct a, cdistinct b WHERE a.id <> b.id AND hamming(a.fp, b.fp) <= 10;
+RESET simhash.enable_join;
+SELECT k, (compare_clusters('cblock', k)).* FROM unnest(ARRAY[0, 3, 4, 8]) k;
+SELECT k, (compare_clusters('cdistinct', k)).* FROM unnest(ARRAY[0, 3, 4, 8]) k;
+
 -- the order: by cluster, then id, whatever the order of the query
 SELECT bool_and(ord = rn) AS ordered, count(*)
 FROM (SELECT ord, row_number() OVER (ORDER BY cluster, id) AS rn

@@ -273,6 +273,46 @@ DROP TABLE ts;
 DROP TABLESPACE simhash_ts;
 RESET allow_in_place_tablespaces;
 
+-- a parallel worker reads the index, not this backend's buffered rows:
+-- they are written before a plan that may start workers
+CREATE TABLE par (id int8, fp simhash64);
+CREATE INDEX par_fp ON par USING simhash (fp);
+INSERT INTO par SELECT i, fp_of(i) FROM generate_series(1, 1000) i;
+BEGIN;
+INSERT INTO par SELECT 2000 + i, fp_flip('aaaaaaaaaaaaaaaa', 1::int8 << i) FROM generate_series(0, 9) i;
+SET LOCAL enable_seqscan = off;
+SET LOCAL enable_bitmapscan = off;
+SET LOCAL parallel_leader_participation = off;
+SELECT set_config(CASE WHEN current_setting('server_version_num')::int >= 160000
+					   THEN 'debug_parallel_query' ELSE 'force_parallel_mode' END,
+				  'on', true) AS force_parallel;
+SELECT count(*) AS found_by_worker FROM par WHERE fp <@ simhash_ball('aaaaaaaaaaaaaaaa', 1);
+COMMIT;
+SELECT simhash_index_check('par_fp', true);
+DROP TABLE par;
+
+-- the rows of a rolled-back subtransaction leave the insert buffer at once:
+-- estimates, which count buffered rows in memory, no longer see them
+CREATE TABLE est (id int8, fp simhash64) WITH (autovacuum_enabled = off);
+INSERT INTO est SELECT i, fp_of(i) FROM generate_series(1, 2000) i;
+CREATE INDEX est_fp ON est USING simhash (fp);
+ANALYZE est;
+CREATE FUNCTION est_rows() RETURNS float8 LANGUAGE plpgsql AS $$
+DECLARE plan json;
+BEGIN
+	EXECUTE 'EXPLAIN (FORMAT JSON) SELECT id FROM est WHERE fp <-> ''aaaaaaaaaaaaaaaa'' <= 2' INTO plan;
+	RETURN (plan -> 0 -> 'Plan' ->> 'Plan Rows')::float8;
+END $$;
+BEGIN;
+SAVEPOINT s;
+INSERT INTO est SELECT 10000 + i, 'aaaaaaaaaaaaaaaa' FROM generate_series(1, 500) i;
+SELECT est_rows() >= 500 AS buffered_rows_counted;
+ROLLBACK TO s;
+SELECT est_rows() < 100 AS rolled_back_rows_gone;
+COMMIT;
+DROP TABLE est;
+DROP FUNCTION est_rows();
+
 -- a flush interrupted by a statement timeout inside a savepoint is retried
 -- without writing any entry twice
 CREATE TABLE intr (id int8, fp simhash64);

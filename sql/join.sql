@@ -196,6 +196,68 @@ SELECT set_config(CASE WHEN current_setting('server_version_num')::int >= 160000
 					   THEN 'debug_parallel_query' ELSE 'force_parallel_mode' END,
 				  'off', false) AS force_parallel;
 
+-- the band table (rows sorted by a band's block, a directory of buckets)
+-- at its edges, each self-join against the same query without the band
+-- join: no rows, one, two, rows that all share band 0's block (one bucket
+-- of 2,000 rows there; groups of 4 within 2 bits, 30 identical rows, NULL
+-- fingerprints), and rows whose blocks all differ in every band (a bucket
+-- per row; pairs 4 bits apart, one bit per block, far apart in the input);
+-- the last also in many small batches
+CREATE TABLE bt_block (id int8, fp simhash64);
+INSERT INTO bt_block
+SELECT i, ((x'5a5a000000000000'::int8 | (jfp(i / 4)::int8 & x'0000ffffffffffff'::int8))
+		   # (CASE WHEN i % 4 > 0 THEN 1::int8 << (i % 48) ELSE 0 END)
+		   # (CASE WHEN i % 4 > 1 THEN 1::int8 << ((i * 7) % 48) ELSE 0 END))::simhash64
+FROM generate_series(1, 2000) i;
+INSERT INTO bt_block SELECT 3000 + i, jfp(7) FROM generate_series(1, 30) i;
+INSERT INTO bt_block SELECT 4000 + i, NULL FROM generate_series(1, 20) i;
+CREATE TABLE bt_distinct (id int8, fp simhash64);
+INSERT INTO bt_distinct
+SELECT (2 * m + p) * 7919 % 10007, ((((m * 2 * 40503 + p) & 65535)::int8 << 48) | (((m * 2 * 52429 + p) & 65535)::int8 << 32) |
+				   (((m * 2 * 30011 + p) & 65535)::int8 << 16) | ((m * 2 * 12347 + p) & 65535)::int8)::simhash64
+FROM generate_series(0, 999) m, generate_series(0, 1) p ORDER BY 1;
+SELECT count(DISTINCT fp::int8 >> 48) AS band0, count(DISTINCT (fp::int8 >> 32) & 65535) AS band1,
+	   count(DISTINCT (fp::int8 >> 16) & 65535) AS band2, count(DISTINCT fp::int8 & 65535) AS band3
+FROM bt_distinct;
+CREATE TABLE bt_empty AS SELECT * FROM bt_block WHERE false;
+CREATE TABLE bt_one AS SELECT * FROM bt_block WHERE id = 5;
+CREATE TABLE bt_two AS SELECT * FROM bt_block WHERE id IN (4, 5);
+ANALYZE bt_block, bt_distinct, bt_empty, bt_one, bt_two;
+-- the pairs of a self-join of tab within k by the band join, and the pairs
+-- it misses or adds against the plan without it
+CREATE FUNCTION bt_pairs(tab text, k int, OUT band_join bool, OUT pairs int8, OUT differences int8)
+LANGUAGE plpgsql AS $$
+DECLARE q text := format('SELECT a.id AS aid, b.id AS bid FROM %I a JOIN %I b ON a.fp <-> b.fp <= %s',
+						 tab, tab, k);
+	plan text := '';
+	line text;
+BEGIN
+	FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
+		plan := plan || line || E'\n';
+	END LOOP;
+	band_join := plan LIKE '%Custom Scan (SimhashJoin)%';
+	EXECUTE 'CREATE TEMP TABLE bt_got AS ' || q;
+	PERFORM set_config('simhash.enable_join', 'off', true);
+	EXECUTE 'CREATE TEMP TABLE bt_want AS ' || q;
+	PERFORM set_config('simhash.enable_join', 'on', true);
+	SELECT count(*) INTO pairs FROM bt_got;
+	SELECT count(*) INTO differences
+	FROM ((TABLE bt_got EXCEPT ALL TABLE bt_want) UNION ALL (TABLE bt_want EXCEPT ALL TABLE bt_got)) d;
+	DROP TABLE bt_got, bt_want;
+END $$;
+SELECT tab, k, (bt_pairs(tab, k)).*
+FROM unnest(ARRAY['bt_empty', 'bt_one', 'bt_two', 'bt_block', 'bt_distinct']) tab,
+	 unnest(ARRAY[0, 3, 4, 8]) k
+ORDER BY 1, 2;
+SET work_mem = '64kB';
+SET hash_mem_multiplier = 1;
+SELECT batches('SELECT count(*) FROM bt_distinct a JOIN bt_distinct b ON a.fp <-> b.fp <= 4') > 1
+	AS several_batches;
+SELECT k, (bt_pairs('bt_distinct', k)).* FROM unnest(ARRAY[3, 4]) k;
+RESET work_mem;
+RESET hash_mem_multiplier;
+DROP TABLE bt_block, bt_distinct, bt_empty, bt_one, bt_two;
+
 RESET enable_nestloop;
 RESET enable_hashjoin;
 RESET enable_mergejoin;

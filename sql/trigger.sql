@@ -97,6 +97,25 @@ SELECT args, fp_trigger_with(args) AS result
 FROM (VALUES ('fp'), ('fp, t, nosuch'), ('nosuch, t'), ('n, t'), ('fp, n'), ('g, t'), ('ctid, t')) v(args);
 DROP TRIGGER m ON misuse;
 SELECT id, t, fp FROM misuse ORDER BY id;
+-- a generated text column is computed after BEFORE triggers, which would
+-- see no text in it and store a NULL fingerprint: refused with 0A000 when
+-- the trigger first fires, also as the second of two text columns
+CREATE TABLE gf (id int PRIMARY KEY, raw text,
+				 body text GENERATED ALWAYS AS (lower(raw)) STORED, fp simhash64);
+CREATE TRIGGER f BEFORE INSERT OR UPDATE ON gf FOR EACH ROW
+	EXECUTE FUNCTION simhash_fingerprint_trigger(fp, body);
+SELECT state, message, detail, hint FROM error_fields($$INSERT INTO gf (id, raw) VALUES (1, 'Abc')$$);
+DROP TRIGGER f ON gf;
+CREATE TRIGGER f BEFORE INSERT OR UPDATE ON gf FOR EACH ROW
+	EXECUTE FUNCTION simhash_fingerprint_trigger(fp, raw, body);
+SELECT state, message FROM error_fields($$INSERT INTO gf (id, raw) VALUES (1, 'Abc')$$);
+-- the columns it is generated from work
+DROP TRIGGER f ON gf;
+CREATE TRIGGER f BEFORE INSERT OR UPDATE ON gf FOR EACH ROW
+	EXECUTE FUNCTION simhash_fingerprint_trigger(fp, raw);
+INSERT INTO gf (id, raw) VALUES (1, 'Abc');
+SELECT id, body, fp = simhash(raw) AS fingerprinted FROM gf ORDER BY id;
+DROP TABLE gf;
 
 ------------------------------------------------------------------------------
 -- simhash_near_duplicate_trigger
@@ -487,6 +506,56 @@ DROP TRIGGER nd_near ON nd;
 TRUNCATE nd;
 DROP TABLE bulk_src, bulk_expected, bulk_kept;
 
+-- the in-memory search sorts the transaction's own rows by each band's
+-- block (past 1024 rows): at its edges, rows that all share band 0's block
+-- (one bucket of 2,000 rows there; groups of 4 within 2 bits), 30
+-- identical rows, NULL fingerprints among them, and rows whose blocks all
+-- differ in every band (pairs 4 bits apart, one bit per block, far apart
+-- in id order), all linked at k = 4.  Then the same with a work_mem too
+-- small for the rows, which are written out every 1,600 or so.  The links
+-- are those of a first-come scan.
+CREATE TABLE bt_src (id int, fp simhash64);
+INSERT INTO bt_src
+SELECT i, ((x'5a5a000000000000'::int8 | ((hashint8(i / 4)::int8 << 32 | hashint8(-(i / 4))::int8 & 4294967295)
+										 & x'0000ffffffffffff'::int8))
+		   # (CASE WHEN i % 4 > 0 THEN 1::int8 << (i % 48) ELSE 0 END)
+		   # (CASE WHEN i % 4 > 1 THEN 1::int8 << ((i * 7) % 48) ELSE 0 END))::simhash64
+FROM generate_series(1, 2000) i;
+INSERT INTO bt_src SELECT 2000 + i, x'0123456789abcdef'::int8::simhash64 FROM generate_series(1, 30) i;
+INSERT INTO bt_src SELECT 2100 + i, NULL FROM generate_series(1, 20) i;
+INSERT INTO bt_src
+SELECT 3000 + (2 * m + p) * 7919 % 10007, ((((m * 2 * 40503 + p) & 65535)::int8 << 48) | (((m * 2 * 52429 + p) & 65535)::int8 << 32) |
+						  (((m * 2 * 30011 + p) & 65535)::int8 << 16) | ((m * 2 * 12347 + p) & 65535)::int8)::simhash64
+FROM generate_series(0, 999) m, generate_series(0, 1) p;
+CREATE TABLE bt_expected AS
+SELECT s.id, m.id AS dup_of, m.d AS dup_dist
+FROM bt_src s LEFT JOIN LATERAL (
+	SELECT e.id, e.fp <-> s.fp AS d FROM bt_src e
+	WHERE e.id < s.id AND e.fp <-> s.fp <= 4 ORDER BY 2, 1 LIMIT 1) m ON true;
+CREATE TABLE bt_nd (id int PRIMARY KEY, fp simhash64, dup_of int, dup_dist int);
+CREATE INDEX bt_nd_fp ON bt_nd USING simhash (fp);
+CREATE TRIGGER bt_near BEFORE INSERT ON bt_nd FOR EACH ROW
+	EXECUTE FUNCTION simhash_near_duplicate_trigger(fp, 4, 'link', dup_of, dup_dist);
+INSERT INTO bt_nd (id, fp) SELECT id, fp FROM bt_src ORDER BY id;
+SELECT count(*) AS rows, count(*) FILTER (WHERE dup_of IS NOT NULL) AS linked,
+	   count(*) FILTER (WHERE dup_of IS NOT NULL AND id > 3000) AS linked_distinct,
+	   (SELECT count(*) FROM ((SELECT id, dup_of, dup_dist FROM bt_nd EXCEPT SELECT * FROM bt_expected)
+							  UNION ALL
+							  (SELECT * FROM bt_expected EXCEPT SELECT id, dup_of, dup_dist FROM bt_nd)) d)
+	   AS differences
+FROM bt_nd;
+TRUNCATE bt_nd;
+SET work_mem = '64kB';
+INSERT INTO bt_nd (id, fp) SELECT id, fp FROM bt_src ORDER BY id;
+RESET work_mem;
+SELECT count(*) AS rows, count(*) FILTER (WHERE dup_of IS NOT NULL) AS linked,
+	   (SELECT count(*) FROM ((SELECT id, dup_of, dup_dist FROM bt_nd EXCEPT SELECT * FROM bt_expected)
+							  UNION ALL
+							  (SELECT * FROM bt_expected EXCEPT SELECT id, dup_of, dup_dist FROM bt_nd)) d)
+	   AS differences
+FROM bt_nd;
+DROP TABLE bt_src, bt_expected, bt_nd;
+
 -- a bulk load into a table that already holds rows: past 16 rows the check
 -- locks the whole table and reads key runs through a cache.  A small
 -- work_mem flushes the buffered rows twice mid-statement (the cache must
@@ -575,6 +644,44 @@ CREATE TRIGGER b_near BEFORE INSERT OR UPDATE ON viatrig FOR EACH ROW
 	EXECUTE FUNCTION simhash_near_duplicate_trigger(fp, 4, 'link', dup_of);
 INSERT INTO viatrig (id, body) SELECT id, body FROM gen ORDER BY id;
 SELECT id, dup_of FROM viatrig ORDER BY id;
+-- an UPDATE that leaves a generated fingerprint's input alone takes the old
+-- row's stored fingerprint and does not read the text (simhash(body) was
+-- computed for the old and the new row at every UPDATE).  PostgreSQL itself
+-- computes the column once, as at every UPDATE of a table with a BEFORE
+-- UPDATE row trigger: the TOAST blocks read are those of a no-op trigger.
+CREATE TABLE genlong (id int PRIMARY KEY, note text, body text,
+	fp simhash64 GENERATED ALWAYS AS (simhash(body)) STORED);
+ALTER TABLE genlong ALTER COLUMN body SET STORAGE EXTERNAL;
+CREATE INDEX ON genlong USING simhash (fp);
+INSERT INTO genlong (id, body)
+SELECT 1, string_agg('w' || i, ' ') FROM generate_series(1, 400000) i;
+CREATE FUNCTION noop_trigger() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NEW; END $$;
+CREATE TRIGGER a_noop BEFORE UPDATE ON genlong FOR EACH ROW EXECUTE FUNCTION noop_trigger();
+CREATE FUNCTION toast_blocks_read_by(query text) RETURNS int8 LANGUAGE plpgsql AS $$
+DECLARE
+	before int8 := pg_stat_get_xact_blocks_fetched(
+		(SELECT reltoastrelid FROM pg_class WHERE oid = 'genlong'::regclass));
+BEGIN
+	EXECUTE query;
+	RETURN pg_stat_get_xact_blocks_fetched(
+		(SELECT reltoastrelid FROM pg_class WHERE oid = 'genlong'::regclass)) - before;
+END $$;
+CREATE TEMP TABLE noop_reads AS
+SELECT toast_blocks_read_by($$UPDATE genlong SET note = 'a' WHERE id = 1$$) AS n;
+CREATE TRIGGER b_near BEFORE INSERT OR UPDATE ON genlong FOR EACH ROW
+	EXECUTE FUNCTION simhash_near_duplicate_trigger(fp, 3, 'reject');
+SELECT n > 0 AS postgres_reads_it,
+	   toast_blocks_read_by($$UPDATE genlong SET note = 'b' WHERE id = 1$$) = n AS reads_like_noop
+FROM noop_reads;
+-- one that changes the input computes it
+INSERT INTO genlong (id, body) VALUES (2, 'short');
+SELECT sqlstate_of($$UPDATE genlong SET body = (SELECT body FROM genlong WHERE id = 1)
+	WHERE id = 2$$) AS update_to_copy,
+	   sqlstate_of($$UPDATE genlong SET note = 'c', body = 'other' WHERE id = 2$$) AS update_both;
+SELECT id, note, length(body), fp = simhash(body) AS fp_of_body FROM genlong ORDER BY id;
+DROP TABLE genlong;
+DROP FUNCTION toast_blocks_read_by(text);
+DROP FUNCTION noop_trigger();
 
 -- a partitioned table: every partition's rows compete
 CREATE TABLE pdocs (id int, fp simhash64, PRIMARY KEY (id)) PARTITION BY RANGE (id);

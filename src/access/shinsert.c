@@ -30,6 +30,7 @@
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
+#include "bandtable.h"
 #include "shindex.h"
 #include "shsort.h"
 
@@ -426,11 +427,10 @@ SimhashSubXactCallback(SubXactEvent event, SubTransactionId mySubid,
 static void
 SimhashPendingSnapshot(SimhashPendingGroup *g)
 {
-	uint32	   *cursor;
+	SimhashBandRows rows;
 
 	/* an error while allocating must leave no half-made snapshot in use */
 	g->nsnap = 0;
-	cursor = palloc(sizeof(uint32) * SIMHASH_BLOCK_KEYS);
 	if (g->snap_room < g->nrows)
 	{
 		g->snap_room = 0;
@@ -451,34 +451,20 @@ SimhashPendingSnapshot(SimhashPendingGroup *g)
 													sizeof(int32) * g->maxrows);
 			if (g->snap_start[j] == NULL)
 				g->snap_start[j] = MemoryContextAlloc(TopTransactionContext,
-													  sizeof(uint32) * (SIMHASH_BLOCK_KEYS + 1));
+													  SimhashBandTableDirBytes(SIMHASH_BLOCK_BITS));
 		}
 		g->snap_room = g->maxrows;
 	}
+	rows = (SimhashBandRows) {.fp = &g->rows[0].fp, .isnull = &g->rows[0].isnull,
+	.stride = sizeof(SimhashPendingRow), .nrows = g->nrows};
 	for (int j = 0; j < SIMHASH_BLOCKS; j++)
 	{
-		uint32	   *start = g->snap_start[j];
+		/* one bucket per key; row numbers are below maxrows, an int */
+		SimhashBandTable table = {.band = j, .dir_bits = SIMHASH_BLOCK_BITS,
+		.fp = g->snap_fp[j], .row = (uint32 *) g->snap_row[j], .start = g->snap_start[j]};
 
-		/* a counting sort: rows per key, where each key starts, the rows */
-		memset(start, 0, sizeof(uint32) * (SIMHASH_BLOCK_KEYS + 1));
-		for (int i = 0; i < g->nrows; i++)
-			if (!g->rows[i].isnull)
-				start[SimhashBlock(g->rows[i].fp, j) + 1]++;
-		for (int k = 0; k < SIMHASH_BLOCK_KEYS; k++)
-			start[k + 1] += start[k];
-		memcpy(cursor, start, sizeof(uint32) * SIMHASH_BLOCK_KEYS);
-		for (int i = 0; i < g->nrows; i++)
-		{
-			uint32		pos;
-
-			if (g->rows[i].isnull)
-				continue;
-			pos = cursor[SimhashBlock(g->rows[i].fp, j)]++;
-			g->snap_fp[j][pos] = g->rows[i].fp;
-			g->snap_row[j][pos] = i;
-		}
+		SimhashBandTableSort(&table, &rows, NULL);
 	}
-	pfree(cursor);
 	g->nsnap = g->nrows;
 }
 

@@ -187,6 +187,26 @@ SimhashHitPayloadCompare(const void *a, const void *b, void *arg)
 }
 
 /*
+ * Settle "dist" by the lean read of the next ring alone, if "dist" lies
+ * just beyond the settled rings and within the keep limit; false if not.
+ */
+static bool
+SimhashKnnSettleByRing(IndexScanDesc scan, int dist)
+{
+	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
+	int			band;
+	int			r;
+
+	if (dist != SimhashKnnRingSettled(so) + 1 || dist > so->keeplimit ||
+		dist <= so->certified || !SimhashKnnNextRing(so, &band, &r))
+		return false;
+	Assert(dist <= so->emitlimit);
+	SimhashKnnProbeRing(scan, band, r, dist);
+	so->certified = so->settled = dist;
+	return true;
+}
+
+/*
  * Grow the search so that distance "dist" is settled, for a scan returning
  * each distance in payload order.  When "dist" is expected to complete the
  * rows the caller wants, settle it with the lean read that keeps only
@@ -197,19 +217,9 @@ static void
 SimhashKnnSettleFor(IndexScanDesc scan, int dist)
 {
 	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
-	int			band;
-	int			r;
 
-	if (so->wanted > 0 && so->emitted + so->buckets[dist].n >= so->wanted &&
-		dist == SimhashKnnRingSettled(so) + 1 && dist <= so->emitlimit &&
-		dist <= so->keeplimit && dist > so->certified &&
-		SimhashKnnNextRing(so, &band, &r))
-	{
-		SimhashKnnProbeRing(scan, band, r, dist);
-		so->certified = dist;
-		so->settled = dist;
-	}
-	else
+	if (!(so->wanted > 0 && so->emitted + so->buckets[dist].n >= so->wanted &&
+		  dist <= so->emitlimit && SimhashKnnSettleByRing(scan, dist)))
 		SimhashKnnExpand(scan);
 }
 
@@ -320,8 +330,6 @@ bool
 SimhashKnnReturnedWithin(IndexScanDesc scan, int dist, bool last)
 {
 	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
-	int			band;
-	int			r;
 
 	if (!so->started ||
 		(so->mode != SIMHASH_SCAN_KNN && so->mode != SIMHASH_SCAN_SORTED))
@@ -356,17 +364,8 @@ SimhashKnnReturnedWithin(IndexScanDesc scan, int dist, bool last)
 		 * of bucketing all it holds; a later growth reads the ring again
 		 * and skips what this found (src/README, "Settling a distance").
 		 */
-		if (last && dist == SimhashKnnRingSettled(so) + 1 &&
-			dist <= so->keeplimit && dist > so->certified &&
-			SimhashKnnNextRing(so, &band, &r))
-		{
-			/* the group's rows were returned, so the radius qual allows it */
-			Assert(dist <= so->emitlimit);
-			SimhashKnnProbeRing(scan, band, r, dist);
-			so->certified = dist;
-			so->settled = dist;
-		}
-		else
+		/* the group's rows were returned, so the radius qual allows "dist" */
+		if (!(last && SimhashKnnSettleByRing(scan, dist)))
 			SimhashKnnExpand(scan);
 	}
 }

@@ -7,7 +7,7 @@
  * without decoding the whole page, and the inline decoders of the scans'
  * hot loop (varints, rests, payloads).  shpage.c holds the rest of the
  * page code; nothing here calls into it: a damaged entry is reported with
- * the SimhashLeafCorrupt macro.  Used only inside src/access/.  See
+ * SimhashLeafCorrupt, inline.  Used only inside src/access/.  See
  * src/README, "Entry encoding".
  *
  * Copyright (c) 2026, the simhash authors
@@ -19,6 +19,14 @@
  */
 #ifndef SHLEAF_H
 #define SHLEAF_H
+
+#include "storage/bufmgr.h"
+#include "utils/lsyscache.h"
+#if PG_VERSION_NUM >= 160000
+#include "utils/relfilenumbermap.h"
+#else
+#include "utils/relfilenodemap.h"
+#endif
 
 #include "shpage.h"
 
@@ -64,16 +72,71 @@ extern void SimhashLeafCursorSeek(SimhashLeafCursor *cur, Page page,
 extern bool SimhashLeafCursorNextAppended(SimhashLeafCursor *cur, SimhashEntry *e);
 
 /*
- * Report a leaf page whose layout fields contradict each other.  A macro,
- * not a function of shpage.c: the decoding below is inline, and the page
- * format's header calls nothing in the page code.
+ * The buffer whose page holds the byte at "where", or InvalidBuffer if it is
+ * in no buffer (a page image being built).
  */
-#define SimhashLeafCorrupt(what) \
-	ereport(ERROR, \
-			(errcode(ERRCODE_INDEX_CORRUPTED), \
-			 errmsg("simhash index contains a corrupted leaf page"), \
-			 errdetail("%s", (what)), \
-			 errhint("Please REINDEX it.")))
+static inline Buffer
+SimhashBufferHolding(const void *where)
+{
+	const char *p = (const char *) where;
+
+	if (BufferBlocks != NULL && p >= BufferBlocks &&
+		p < BufferBlocks + (Size) NBuffers * BLCKSZ)
+		return (Buffer) ((p - BufferBlocks) / BLCKSZ) + 1;
+	for (int i = 0; i < NLocBuffer; i++)
+	{
+		const char *block = (const char *) LocalBufferBlockPointers[i];
+
+		if (block != NULL && p >= block && p < block + BLCKSZ)
+			return -(i + 1);
+	}
+	return InvalidBuffer;
+}
+
+/*
+ * Report a leaf page whose contents contradict themselves; "where" is any
+ * byte of the page.  The decoders see only the page, so the index and the
+ * block are found from the buffer that holds it (pinned by the caller).
+ * Inline, in core's terms only: the page format's header calls nothing in
+ * the page code.
+ */
+pg_noreturn static inline void
+SimhashLeafCorrupt(const void *where, const char *what)
+{
+	Buffer		buf = SimhashBufferHolding(where);
+	RelFileLocator loc;
+	ForkNumber	fork;
+	BlockNumber blkno;
+	Oid			relid;
+	char	   *name = NULL;
+
+	if (!BufferIsValid(buf))
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("simhash index contains a corrupted leaf page"),
+				 errdetail("%s", what),
+				 errhint("Please REINDEX it.")));
+	BufferGetTag(buf, &loc, &fork, &blkno);
+#if PG_VERSION_NUM >= 160000
+	relid = RelidByRelfilenumber(loc.spcOid, loc.relNumber);
+#else
+	relid = RelidByRelfilenode(loc.spcNode, loc.relNode);
+#endif
+	if (OidIsValid(relid))
+		name = get_rel_name(relid);
+	if (name == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("simhash index with relfilenode %u contains a corrupted leaf page at block %u",
+						SimhashLocatorNumber(loc), blkno),
+				 errdetail("%s", what),
+				 errhint("Please REINDEX it.")));
+	ereport(ERROR,
+			(errcode(ERRCODE_INDEX_CORRUPTED),
+			 errmsg("index \"%s\" contains a corrupted leaf page at block %u", name, blkno),
+			 errdetail("%s", what),
+			 errhint("Please REINDEX it.")));
+}
 
 /* Decode a varint at p; advances p. */
 static inline uint64
@@ -124,7 +187,7 @@ SimhashGetVarint(const char **p)
 	}
 	/* sort keys are below 2^59: nine bytes at most */
 	if (unlikely(i == 9))
-		SimhashLeafCorrupt("A sort key is encoded in more than nine bytes.");
+		SimhashLeafCorrupt(s, "A sort key is encoded in more than nine bytes.");
 	*p = (const char *) s + i + 1;
 	return v;
 }
@@ -201,11 +264,11 @@ SimhashGetSortedPayload(const char **p, SimhashEntry *e)
 	*p = (const char *) s + i + 1;
 	/* the tenth byte holds the 64th bit alone, and ends the varint */
 	if (unlikely(i == 9 && s[9] > 1))
-		SimhashLeafCorrupt("An entry's included value is not encoded canonically.");
+		SimhashLeafCorrupt(s, "An entry's included value is not encoded canonically.");
 	if (s[i] == 0)
 	{
 		if (unlikely(i != 1 || s[0] != 0x80))
-			SimhashLeafCorrupt("An entry's included value is not encoded canonically.");
+			SimhashLeafCorrupt(s, "An entry's included value is not encoded canonically.");
 		e->payload = (Datum) 0;
 		e->payload_null = true;
 		return;
@@ -225,11 +288,11 @@ SimhashGetPayload(const char *p, int size, SimhashEntry *e)
 		return;
 	}
 	if (unlikely(p[0] != 0 && p[0] != 1))
-		SimhashLeafCorrupt("An entry's payload has an invalid null flag.");
+		SimhashLeafCorrupt(p, "An entry's payload has an invalid null flag.");
 	e->payload_null = (p[0] != 0);
 	memcpy(&e->payload, p + 1, sizeof(Datum));
 	if (unlikely(e->payload_null && e->payload != 0))
-		SimhashLeafCorrupt("A NULL payload has a value.");
+		SimhashLeafCorrupt(p, "A NULL payload has a value.");
 }
 
 /*
@@ -248,7 +311,7 @@ SimhashLeafCursorNextSorted(SimhashLeafCursor *cur, SimhashEntry *e)
 	index = cur->nsorted - cur->nsorted_left;
 	delta = SimhashGetVarint(&cur->pos);
 	if (cur->pos + 6 + (cur->payload_size > 0 ? SIMHASH_MIN_SORTED_PAYLOAD : 0) > cur->end)
-		SimhashLeafCorrupt("The sorted area ends inside an entry.");
+		SimhashLeafCorrupt(cur->page, "The sorted area ends inside an entry.");
 	delta = (index % SIMHASH_RESTART_INTERVAL == 0) ? delta : cur->prev + delta;
 
 	/*
@@ -257,7 +320,7 @@ SimhashLeafCursorNextSorted(SimhashLeafCursor *cur, SimhashEntry *e)
 	 */
 	if (unlikely(delta <= cur->prev ||
 				 !SimhashSortKeyOffsetIsValid(delta)))
-		SimhashLeafCorrupt("An entry is out of order or names no heap tuple.");
+		SimhashLeafCorrupt(cur->page, "An entry is out of order or names no heap tuple.");
 	cur->prev = delta;
 	e->skey = cur->prev;
 	e->rest = SimhashGetRest(cur->pos);
@@ -266,7 +329,7 @@ SimhashLeafCursorNextSorted(SimhashLeafCursor *cur, SimhashEntry *e)
 	{
 		SimhashGetSortedPayload(&cur->pos, e);
 		if (unlikely(cur->pos > cur->end))
-			SimhashLeafCorrupt("The sorted area ends inside an entry.");
+			SimhashLeafCorrupt(cur->page, "The sorted area ends inside an entry.");
 	}
 	else
 		SimhashGetPayload(NULL, 0, e);

@@ -133,13 +133,17 @@ SimhashCheckMetaPage(Relation index, Page page)
 		ereport(ERROR,
 				(errcode(ERRCODE_INDEX_CORRUPTED),
 				 errmsg("index \"%s\" is not a simhash index",
-						RelationGetRelationName(index))));
+						RelationGetRelationName(index)),
+				 errdetail("Block %u is not a simhash metapage.", SIMHASH_METAPAGE_BLKNO),
+				 errhint("Please REINDEX it.")));
 	meta = SimhashPageGetMeta(page);
 	if (meta->magic != SIMHASH_MAGIC || meta->version != SIMHASH_VERSION)
 		ereport(ERROR,
 				(errcode(ERRCODE_INDEX_CORRUPTED),
 				 errmsg("index \"%s\" has an unsupported simhash layout version %u",
 						RelationGetRelationName(index), meta->version),
+				 errdetail("The metapage at block %u has magic number 0x%08X and layout version %u; this library reads version %u.",
+						   SIMHASH_METAPAGE_BLKNO, meta->magic, meta->version, SIMHASH_VERSION),
 				 errhint("Please REINDEX it.")));
 }
 
@@ -210,7 +214,7 @@ SimhashLeafDecode(Page page, SimhashEntry *out)
 		uint64		delta = SimhashGetVarint(&p);
 
 		if (p + 6 + (payload_size > 0 ? SIMHASH_MIN_SORTED_PAYLOAD : 0) > end)
-			SimhashLeafCorrupt("The sorted area ends inside an entry.");
+			SimhashLeafCorrupt(page, "The sorted area ends inside an entry.");
 		prev = (i % SIMHASH_RESTART_INTERVAL == 0) ? delta : prev + delta;
 		out[i].skey = prev;
 		out[i].rest = SimhashGetRest(p);
@@ -219,13 +223,13 @@ SimhashLeafDecode(Page page, SimhashEntry *out)
 		{
 			SimhashGetSortedPayload(&p, &out[i]);
 			if (p > end)
-				SimhashLeafCorrupt("The sorted area ends inside an entry.");
+				SimhashLeafCorrupt(page, "The sorted area ends inside an entry.");
 		}
 		else
 			SimhashGetPayload(NULL, 0, &out[i]);
 	}
 	if (p != end)
-		SimhashLeafCorrupt("The sorted area does not decode to its recorded size.");
+		SimhashLeafCorrupt(page, "The sorted area does not decode to its recorded size.");
 	if (nappend == 0)
 		return nsorted;
 
@@ -385,28 +389,28 @@ SimhashCheckLeafLayout(Page page)
 	const uint16 *restarts;
 
 	if (!SimhashPageIsValid(page) || !(SimhashPageGetOpaque(page)->flags & SIMHASH_LEAF))
-		SimhashLeafCorrupt("The page is not a simhash leaf.");
+		SimhashLeafCorrupt(page, "The page is not a simhash leaf.");
 	opaque = SimhashPageGetOpaque(page);
 	if (opaque->sorted_end < start || opaque->sorted_end > ph->pd_lower ||
 		ph->pd_lower > ph->pd_upper || ph->pd_upper > ph->pd_special ||
 		ph->pd_special > BLCKSZ)
-		SimhashLeafCorrupt("The page's areas overlap.");
+		SimhashLeafCorrupt(page, "The page's areas overlap.");
 	payload_size = SimhashLeafPayloadSize(page);
 	if ((ph->pd_lower - opaque->sorted_end) % (SIMHASH_RAW_ENTRY_SIZE + payload_size) != 0 ||
 		SimhashLeafAppendCount(page) > SIMHASH_MAX_APPEND)
-		SimhashLeafCorrupt("The append area is not a whole number of entries, or too long.");
+		SimhashLeafCorrupt(page, "The append area is not a whole number of entries, or too long.");
 	sorted_bytes = opaque->sorted_end - start;
 	if (sorted_bytes < (Size) opaque->nsorted *
 		(SIMHASH_MIN_ENCODED_ENTRY + (payload_size > 0 ? SIMHASH_MIN_SORTED_PAYLOAD : 0)) ||
 		sorted_bytes > (Size) opaque->nsorted *
 		(SIMHASH_MAX_ENCODED_ENTRY + (payload_size > 0 ? SIMHASH_MAX_SORTED_PAYLOAD : 0)))
-		SimhashLeafCorrupt("The sorted area's size does not fit its entry count.");
+		SimhashLeafCorrupt(page, "The sorted area's size does not fit its entry count.");
 	nrestarts = (ph->pd_special - ph->pd_upper) / sizeof(uint16);
 	if (nrestarts != (opaque->nsorted + SIMHASH_RESTART_INTERVAL - 1) / SIMHASH_RESTART_INTERVAL)
-		SimhashLeafCorrupt("The restart array does not fit the entry count.");
+		SimhashLeafCorrupt(page, "The restart array does not fit the entry count.");
 	restarts = (const uint16 *) ((char *) page + ph->pd_upper);
 	if (nrestarts > 0 && restarts[0] != start)
-		SimhashLeafCorrupt("The first restart is not the first entry.");
+		SimhashLeafCorrupt(page, "The first restart is not the first entry.");
 }
 
 /* Sort key of restart i of a leaf, which must point into the sorted area. */
@@ -417,7 +421,7 @@ SimhashRestartKey(Page page, const uint16 *restarts, int i)
 
 	if (restarts[i] < MAXALIGN(SizeOfPageHeaderData) ||
 		restarts[i] + SIMHASH_MIN_ENCODED_ENTRY > SimhashPageGetOpaque(page)->sorted_end)
-		SimhashLeafCorrupt("A restart points outside the sorted area.");
+		SimhashLeafCorrupt(page, "A restart points outside the sorted area.");
 	return SimhashGetVarint(&q);
 }
 
@@ -511,7 +515,7 @@ SimhashLeafCursorNextAppended(SimhashLeafCursor *cur, SimhashEntry *e)
 	p = cur->end + (Size) cur->append_next * (SIMHASH_RAW_ENTRY_SIZE + cur->payload_size);
 	memcpy(&e->skey, p, sizeof(uint64));
 	if (!SimhashSortKeyOffsetIsValid(e->skey))
-		SimhashLeafCorrupt("An entry names no heap tuple.");
+		SimhashLeafCorrupt(cur->page, "An entry names no heap tuple.");
 	e->rest = SimhashGetRest(p + sizeof(uint64));
 	SimhashGetPayload(p + SIMHASH_RAW_ENTRY_SIZE, cur->payload_size, e);
 	cur->append_next++;

@@ -134,6 +134,17 @@ SimhashSettleEntry(SimhashScanOpaque so, const SimhashSettleSpec *settle,
 	so->kept++;
 }
 
+/* Settle entry e of a key read, or batch it if the probe keeps it. */
+static pg_attribute_always_inline void
+SimhashReadEntry(SimhashScanOpaque so, const SimhashSettleSpec *settle, int within,
+				 uint16 key, const SimhashEntry *e, int band)
+{
+	if (settle)
+		SimhashSettleEntry(so, settle, key, e, band);
+	else if (SimhashProbeKeeps(so, within, key, e, band))
+		SimhashBatchAdd(so, e);
+}
+
 /*
  * Read every entry of tree "band" whose key is "key": into the batch, or,
  * with "settle", through SimhashSettleEntry.  Keys must be probed in
@@ -216,21 +227,13 @@ SimhashReadKey(IndexScanDesc scan, int band, uint16 key, const SimhashSettleSpec
 		{
 			if (e.skey >= limit)
 				break;
-			if (e.skey < target)
-				continue;
-			if (settle)
-				SimhashSettleEntry(so, settle, key, &e, band);
-			else if (SimhashProbeKeeps(so, within, key, &e, band))
-				SimhashBatchAdd(so, &e);
+			if (e.skey >= target)
+				SimhashReadEntry(so, settle, within, key, &e, band);
 		}
 		while (SimhashLeafCursorNextAppended(&cur, &e))
 		{
-			if (e.skey < target || e.skey >= limit)
-				continue;
-			if (settle)
-				SimhashSettleEntry(so, settle, key, &e, band);
-			else if (SimhashProbeKeeps(so, within, key, &e, band))
-				SimhashBatchAdd(so, &e);
+			if (e.skey >= target && e.skey < limit)
+				SimhashReadEntry(so, settle, within, key, &e, band);
 		}
 
 		/* entries of this key may continue on the right sibling */

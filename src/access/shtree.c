@@ -87,7 +87,8 @@ SimhashMoveRight(Relation index, Buffer buf, SimhashSortKey target, int mode)
 			ereport(ERROR,
 					(errcode(ERRCODE_INDEX_CORRUPTED),
 					 errmsg("index \"%s\" block %u has no right sibling but is not rightmost",
-							RelationGetRelationName(index), BufferGetBlockNumber(buf))));
+							RelationGetRelationName(index), BufferGetBlockNumber(buf)),
+					 errhint("Please REINDEX it.")));
 		UnlockReleaseBuffer(buf);
 		CHECK_FOR_INTERRUPTS();
 		buf = ReadBuffer(index, next);
@@ -148,7 +149,11 @@ SimhashDescendToLevel(Relation index, int band, BlockNumber root, uint16 rootlev
 			return buf;
 		page = BufferGetPage(buf);
 		if (SimhashPageNumPivots(page) == 0)
-			elog(ERROR, "simhash internal page %u is empty", BufferGetBlockNumber(buf));
+			ereport(ERROR,
+					(errcode(ERRCODE_INDEX_CORRUPTED),
+					 errmsg("index \"%s\" block %u is an internal page without pivots",
+							RelationGetRelationName(index), BufferGetBlockNumber(buf)),
+					 errhint("Please REINDEX it.")));
 		pivots = SimhashPageGetPivots(page);
 		blkno = pivots[SimhashFindPivot(page, target)].child;
 		UnlockReleaseBuffer(buf);
@@ -194,7 +199,11 @@ SimhashDescendViaParent(Relation index, int band, BlockNumber root, uint16 rootl
 									 BUFFER_LOCK_SHARE);
 	page = BufferGetPage(pbuf);
 	if (SimhashPageNumPivots(page) == 0)
-		elog(ERROR, "simhash internal page %u is empty", BufferGetBlockNumber(pbuf));
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\" block %u is an internal page without pivots",
+						RelationGetRelationName(index), BufferGetBlockNumber(pbuf)),
+				 errhint("Please REINDEX it.")));
 	blkno = SimhashPageGetPivots(page)[SimhashFindPivot(page, target)].child;
 	LockBuffer(pbuf, BUFFER_LOCK_UNLOCK);
 	*parent = pbuf;

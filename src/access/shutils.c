@@ -57,7 +57,9 @@ SimhashReadRoots(Relation index, BlockNumber *roots, uint16 *levels)
 			ereport(ERROR,
 					(errcode(ERRCODE_INDEX_CORRUPTED),
 					 errmsg("index \"%s\" has no root page for tree %d",
-							RelationGetRelationName(index), t)));
+							RelationGetRelationName(index), t),
+					 errdetail("The metapage at block %u names none.", SIMHASH_METAPAGE_BLKNO),
+					 errhint("Please REINDEX it.")));
 	}
 	UnlockReleaseBuffer(buf);
 }

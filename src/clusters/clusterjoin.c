@@ -17,6 +17,7 @@
  */
 #include "postgres.h"
 
+#include "bandtable.h"
 #include "clusters.h"
 #include "simhash.h"
 
@@ -145,31 +146,20 @@ SimhashClustersUnion(SimhashClusters *st, uint32 a, uint32 b)
 }
 
 /*
- * Sort the rows by the block of band j (a counting sort) into band_row and
- * band_fp; start[key] .. start[key + 1] are then the positions of key.
+ * Sort the rows by the block of band j into band_row and band_fp;
+ * start[key] .. start[key + 1] are then the positions of key.
  */
 static void
 SimhashClustersSortBand(SimhashClusters *st, int j)
 {
-	uint32	   *start = st->start;
+	SimhashBandRows rows = {.fp = &st->rows[0].fp, .stride = sizeof(SimhashClusterRow),
+	.nrows = st->nrows};
+	SimhashBandTable table = {.band = j, .dir_bits = SIMHASH_BLOCK_BITS,
+	.fp = st->band_fp, .row = st->band_row, .start = st->start};
 
-	memset(start, 0, sizeof(uint32) * (SIMHASH_BLOCK_KEYS + 1));
-	for (uint32 i = 0; i < st->nrows; i++)
-		start[SimhashBlock(st->rows[i].fp, j)]++;
-	(void) SimhashCountsToStarts(start, SIMHASH_BLOCK_KEYS);
-	for (uint32 i = 0; i < st->nrows; i++)
-	{
-		uint64		fp = st->rows[i].fp;
-		uint32		pos = start[SimhashBlock(fp, j)]++;
-
-		if (i % SIMHASH_CLUSTERS_CHUNK == 0)
-			CHECK_FOR_INTERRUPTS();
-		st->band_row[pos] = i;
-		st->band_fp[pos] = fp;
-	}
-	/* each start[key] is now where key ends: shift to where it starts */
-	memmove(start + 1, start, sizeof(uint32) * SIMHASH_BLOCK_KEYS);
-	start[0] = 0;
+	/* band_fp's room is the scratch: no memory beyond the accounted */
+	SimhashBandTableSort(&table, &rows, NULL);
+	Assert(table.nrows == st->nrows);
 }
 
 /* The probe masks of radius r: every nonzero key within r bits of 0. */

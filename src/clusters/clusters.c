@@ -51,12 +51,13 @@ SimhashClustersRefuse(Size n, Size bytes, bool partial)
 			(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 			 errmsg("simhash_clusters needs more memory than \"maintenance_work_mem\" allows"),
 			 partial ?
-			 errdetail("The query returned at least %zu rows, which need %zu kB; \"maintenance_work_mem\" is %d kB.",
-					   n, (bytes + 1023) / 1024, maintenance_work_mem) :
-			 errdetail("The query returned %zu rows, which need %zu kB; \"maintenance_work_mem\" is %d kB.",
-					   n, (bytes + 1023) / 1024, maintenance_work_mem),
-			 errhint("Raise \"maintenance_work_mem\" (clustering takes about %d bytes per row), or cluster fewer rows at a time.",
-					 (int) SIMHASH_CLUSTERS_ROW_BYTES)));
+			 errdetail("The query returned at least %zu rows, which need %zu kB at about %d bytes per row; \"maintenance_work_mem\" is %d kB.",
+					   n, (bytes + 1023) / 1024, (int) SIMHASH_CLUSTERS_ROW_BYTES,
+					   maintenance_work_mem) :
+			 errdetail("The query returned %zu rows, which need %zu kB at about %d bytes per row; \"maintenance_work_mem\" is %d kB.",
+					   n, (bytes + 1023) / 1024, (int) SIMHASH_CLUSTERS_ROW_BYTES,
+					   maintenance_work_mem),
+			 errhint("Raise \"maintenance_work_mem\", or cluster fewer rows at a time.")));
 }
 
 /*
@@ -133,7 +134,6 @@ SimhashClustersCheckQuery(SPIPlanPtr plan)
 static Oid
 SimhashClustersCheckColumns(TupleDesc desc, Oid fptype)
 {
-	const char *hint = "Write the query as SELECT id, fp FROM ..., with an id of type smallint, integer or bigint and a fingerprint of type simhash64.";
 	Oid			idtype;
 
 	if (desc->natts != 2)
@@ -142,7 +142,7 @@ SimhashClustersCheckColumns(TupleDesc desc, Oid fptype)
 				 errmsg("simhash_clusters query must return two columns, an integer id and a simhash64 fingerprint"),
 				 errdetail_plural("It returns %d column.", "It returns %d columns.",
 								  desc->natts, desc->natts),
-				 errhint("%s", hint)));
+				 errhint("Write the query as SELECT id, fp FROM ..., with an integer id.")));
 	idtype = getBaseType(TupleDescAttr(desc, 0)->atttypid);
 	if (idtype != INT2OID && idtype != INT4OID && idtype != INT8OID)
 		ereport(ERROR,
@@ -150,14 +150,14 @@ SimhashClustersCheckColumns(TupleDesc desc, Oid fptype)
 				 errmsg("simhash_clusters query must return an integer id in its first column"),
 				 errdetail("Its first column is of type %s.",
 						   format_type_be(TupleDescAttr(desc, 0)->atttypid)),
-				 errhint("%s", hint)));
+				 errhint("Write the query as SELECT id, fp FROM ..., with an integer id.")));
 	if (getBaseType(TupleDescAttr(desc, 1)->atttypid) != fptype)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
 				 errmsg("simhash_clusters query must return a simhash64 fingerprint in its second column"),
 				 errdetail("Its second column is of type %s.",
 						   format_type_be(TupleDescAttr(desc, 1)->atttypid)),
-				 errhint("%s", hint)));
+				 errhint("Write the query as SELECT id, fp FROM ..., with an integer id.")));
 	return idtype;
 }
 
@@ -198,7 +198,7 @@ SimhashClustersReceive(TupleTableSlot *slot, DestReceiver *self)
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("simhash_clusters query returned a NULL id"),
 				 errdetail("Rows are named by their id in the result."),
-				 errhint("Return a key that is never NULL, such as the primary key, or filter with WHERE id IS NOT NULL.")));
+				 errhint("Return a key that is never NULL, such as the primary key.")));
 	if (st->nrows == st->maxrows)
 		SimhashClustersGrow(st);
 	st->rows[st->nrows].id = SimhashIntegerDatum(id, r->idtype);
@@ -446,7 +446,7 @@ SimhashClustersCheckArgs(FunctionCallInfo fcinfo)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("simhash_clusters k must be between 0 and %d", SIMHASH_BITS),
 				 errdetail("k is %d.", k),
-				 errhint("k is the largest number of differing bits between two rows of a cluster; 64 puts every row in one cluster.")));
+				 errhint("k is the most bits in which two rows of one cluster may differ.")));
 }
 
 /*

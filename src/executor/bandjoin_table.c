@@ -24,6 +24,7 @@
 #include "utils/memutils.h"
 
 #include "bandjoin_exec.h"
+#include "bandtable.h"
 
 /*
  * Evaluate a fingerprint argument on the scan slot, whose outer or inner
@@ -114,17 +115,6 @@ SimhashJoinPlanProbes(SimhashJoinState *state)
 	}
 }
 
-/* Directory bits for a batch of n rows: about one bucket per row, at most 16. */
-static int
-SimhashJoinDirBits(Size n)
-{
-	int			bits = 0;
-
-	while (bits < SIMHASH_BLOCK_BITS && ((Size) 1 << bits) < n)
-		bits++;
-	return bits;
-}
-
 /*
  * Memory a batch of n rows whose column values take "values" bytes will
  * hold at its peak: the rows, the four band orders with their directories,
@@ -137,7 +127,7 @@ SimhashJoinBatchBytes(Size n, Size maxrows, int ninner, Size values)
 	Size		w = Max(ninner, 1);
 	Size		rows = maxrows * (sizeof(uint64) + w * (sizeof(Datum) + sizeof(bool)));
 	Size		bands = n * SIMHASH_BLOCKS * (sizeof(uint64) + sizeof(uint32)) +
-		SIMHASH_BLOCKS * sizeof(uint32) * (((Size) 1 << SimhashJoinDirBits(n)) + 1);
+		SIMHASH_BLOCKS * SimhashBandTableDirBytes(SimhashBandTableDirBits(n));
 	Size		scratch = n * sizeof(uint32);
 	Size		copy = n * w * (sizeof(Datum) + sizeof(bool));
 
@@ -211,49 +201,19 @@ SimhashJoinReorderRows(SimhashJoinState *state)
 }
 
 /*
- * Sort the rows of the batch by band j's block (two stable counting passes
- * of 8 bits, "scratch" holding n row numbers), and build the band's
- * directory of 2^dir_bits buckets.
+ * Sort the rows of the batch by band j's block ("scratch" holding n row
+ * numbers), and build the band's directory of 2^dir_bits buckets.
  */
 static void
 SimhashJoinSortBand(SimhashJoinState *state, int j, uint32 *scratch)
 {
 	SimhashJoinTable *t = &state->table;
-	uint32		count[256];
-	uint32	   *order = t->band_row[j];
-	uint32	   *start = t->start[j];
-	int			shift = SIMHASH_BLOCK_BITS - t->dir_bits;
-	Size		nbuckets = (Size) 1 << t->dir_bits;
+	SimhashBandRows rows = {.fp = t->fps, .stride = sizeof(uint64), .nrows = t->nrows};
+	SimhashBandTable table = {.band = j, .dir_bits = t->dir_bits,
+	.fp = t->band_fp[j], .row = t->band_row[j], .start = t->start[j]};
 
-	/* low byte of the block into scratch, then high byte into order */
-	for (int pass = 0; pass < 2; pass++)
-	{
-		uint32	   *dst = (pass == 0) ? scratch : order;
-
-		memset(count, 0, sizeof(count));
-		for (uint32 i = 0; i < t->nrows; i++)
-		{
-			uint32		r = (pass == 0) ? i : scratch[i];
-
-			count[(SimhashBlock(t->fps[r], j) >> (8 * pass)) & 0xFF]++;
-		}
-		(void) SimhashCountsToStarts(count, 256);
-		for (uint32 i = 0; i < t->nrows; i++)
-		{
-			uint32		r = (pass == 0) ? i : scratch[i];
-
-			dst[count[(SimhashBlock(t->fps[r], j) >> (8 * pass)) & 0xFF]++] = r;
-		}
-	}
-
-	memset(start, 0, sizeof(uint32) * (nbuckets + 1));
-	for (uint32 i = 0; i < t->nrows; i++)
-	{
-		t->band_fp[j][i] = t->fps[order[i]];
-		start[(SimhashBlock(t->band_fp[j][i], j) >> shift) + 1]++;
-	}
-	for (Size b = 0; b < nbuckets; b++)
-		start[b + 1] += start[b];
+	SimhashBandTableSort(&table, &rows, scratch);
+	Assert(table.nrows == t->nrows);
 }
 
 /*
@@ -332,12 +292,12 @@ SimhashJoinLoadBatch(SimhashJoinState *state)
 	state->nbatches++;
 	state->max_batches = Max(state->max_batches, state->nbatches);
 
-	t->dir_bits = SimhashJoinDirBits(t->nrows);
+	t->dir_bits = SimhashBandTableDirBits(t->nrows);
 	scratch = MemoryContextAllocHuge(state->table_cxt, sizeof(uint32) * Max(t->nrows, 1));
 	for (int j = 0; j < SIMHASH_BLOCKS; j++)
 	{
 		t->start[j] = MemoryContextAllocHuge(state->table_cxt,
-											 sizeof(uint32) * (((Size) 1 << t->dir_bits) + 1));
+											 SimhashBandTableDirBytes(t->dir_bits));
 		t->band_fp[j] = MemoryContextAllocHuge(state->table_cxt,
 											   sizeof(uint64) * Max(t->nrows, 1));
 		t->band_row[j] = MemoryContextAllocHuge(state->table_cxt,

@@ -339,12 +339,12 @@ SimhashNearestSortReadGroup(SimhashNearestSortState *state)
 		(state->last_null || (!isnull && dist <= state->last_dist)))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_EXCEPTION),
-				 errmsg("nearest-neighbour scan returned rows out of distance order"),
+				 errmsg("nearest-neighbor scan returned rows out of distance order"),
 				 state->last_null ?
 				 errdetail("A row at distance %d came after rows with a NULL distance.", dist) :
 				 errdetail("A row at distance %d came after rows at distance %d.",
 						   dist, state->last_dist),
-				 errhint("Functions in the ORDER BY distance must return the same value throughout the query, as STABLE and IMMUTABLE functions promise.")));
+				 errhint("Use only STABLE or IMMUTABLE functions in the ORDER BY distance.")));
 	state->have_last = true;
 	state->last_null = isnull;
 	state->last_dist = dist;

@@ -33,6 +33,7 @@
 #include "utils/float.h"
 #include "utils/memutils.h"
 
+#include "featureset.h"
 #include "fingerprint.h"
 
 PG_FUNCTION_INFO_V1(simhash_text);
@@ -91,9 +92,6 @@ typedef struct SimhashIntCounters
 	uint64		acc[SIMHASH_BITS];
 	uint64		total;
 } SimhashIntCounters;
-
-/* slots examined at a time by SimhashFeatureSetFingerprint */
-#define SIMHASH_SLOT_BATCH		256
 
 /* largest sum a byte lane may hold */
 #define SIMHASH_LANE_MAX		255
@@ -180,33 +178,18 @@ uint64
 SimhashFeatureSetFingerprint(const SimhashFeatureSet *fs)
 {
 	uint64		cap = SimhashFeatureSetCap(fs);
+	const uint32 *occupied = SimhashFeatureSetOccupied(fs);
 	SimhashIntCounters c;
 	uint64		fp = 0;
 
 	if (!simhash_spread_ready)
 		SimhashInitSpread();
 	memset(&c, 0, sizeof(c));
-	for (uint32 base = 0; base <= fs->mask; base += SIMHASH_SLOT_BATCH)
+	for (uint32 k = 0; k < fs->nfeatures; k++)
 	{
-		uint32		occupied[SIMHASH_SLOT_BATCH];
-		uint32		nocc = 0;
-		uint32		nslots = Min(fs->mask + 1 - base, SIMHASH_SLOT_BATCH);
+		const SimhashFeatureSlot *slot = &fs->slots[occupied[k]];
 
-		/*
-		 * Gather the occupied slots first, without a branch: whether a
-		 * slot is empty is a coin toss the processor cannot predict.
-		 */
-		for (uint32 k = 0; k < nslots; k++)
-		{
-			occupied[nocc] = base + k;
-			nocc += (fs->slots[base + k].count != 0);
-		}
-		for (uint32 k = 0; k < nocc; k++)
-		{
-			const SimhashFeatureSlot *slot = &fs->slots[occupied[k]];
-
-			SimhashIntAdd(&c, SimhashSlotHash(slot), Min((uint64) slot->count, cap));
-		}
+		SimhashIntAdd(&c, SimhashSlotHash(slot), Min((uint64) slot->count, cap));
 	}
 	SimhashIntFlush(&c);
 
@@ -553,9 +536,12 @@ simhash_features(PG_FUNCTION_ARGS)
 
 	/* occurrences in order of first appearance */
 	counts = palloc_extended(sizeof(uint32) * Max(fs->nfeatures, 1), MCXT_ALLOC_HUGE);
-	for (uint32 slot = 0; slot <= fs->mask; slot++)
-		if (fs->slots[slot].count != 0)
-			counts[fs->featno[slot]] = fs->slots[slot].count;
+	for (uint32 k = 0; k < fs->nfeatures; k++)
+	{
+		uint32		slot = SimhashFeatureSetOccupied(fs)[k];
+
+		counts[fs->featno[slot]] = fs->slots[slot].count;
+	}
 
 	for (uint32 k = 0; k < fs->nfeatures; k++)
 	{

@@ -6,7 +6,7 @@
  * The 64 counters that features push (fingerprint.c), the features of a
  * text datum (textsource.c), simhash_jaccard (jaccard.c) and the radius
  * proposed for a text (radius.c).  The tokenizer's feature set is declared
- * in simhash.h for now (tokenize.c is being rewritten).
+ * in featureset.h, used only inside this folder.
  *
  * Copyright (c) 2026, the simhash authors
  *
@@ -32,11 +32,6 @@ typedef struct SimhashCounters
 extern void SimhashCountersInit(SimhashCounters *c);
 extern void SimhashCountersAdd(SimhashCounters *c, uint64 hash, double weight);
 extern uint64 SimhashCountersFinish(const SimhashCounters *c);
-
-/* the features of a text datum in the server encoding (textsource.c) */
-extern SimhashFeatureSet *SimhashExtractFeatures(Datum textdatum, bool keep_text);
-extern uint64 SimhashFeatureSetFingerprint(const SimhashFeatureSet *fs);
-extern uint64 SimhashFeatureSetCap(const SimhashFeatureSet *fs);
 
 /* jaccard.c: simhash_jaccard of two text Datums (no cache) */
 extern double SimhashTextJaccard(Datum a, Datum b);

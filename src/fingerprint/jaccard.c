@@ -38,21 +38,23 @@
 #include "miscadmin.h"
 #include "utils/memutils.h"
 
+#include "featureset.h"
 #include "fingerprint.h"
 
 PG_FUNCTION_INFO_V1(simhash_jaccard_text);
 
-/* slots visited between two checks for interrupts */
+/* features visited between two checks for interrupts */
 #define SIMHASH_JACCARD_CHECK_EVERY	65536
 
 /* Sum of the weights of a feature set, each min(occurrences, cap). */
 static uint64
 SimhashSumWeights(const SimhashFeatureSet *fs, uint64 cap)
 {
+	const uint32 *occupied = SimhashFeatureSetOccupied(fs);
 	uint64		sum = 0;
 
-	for (uint32 slot = 0; slot <= fs->mask; slot++)
-		sum += Min((uint64) fs->slots[slot].count, cap);
+	for (uint32 k = 0; k < fs->nfeatures; k++)
+		sum += Min((uint64) fs->slots[occupied[k]].count, cap);
 	return sum;
 }
 
@@ -64,22 +66,19 @@ static uint64
 SimhashSumMinWeights(const SimhashFeatureSet *small, uint64 small_cap,
 					 const SimhashFeatureSet *big, uint64 big_cap)
 {
+	const uint32 *occupied = SimhashFeatureSetOccupied(small);
 	uint64		sum = 0;
 
-	for (uint32 slot = 0; slot <= small->mask; slot++)
+	for (uint32 k = 0; k < small->nfeatures; k++)
 	{
-		uint32		n = small->slots[slot].count;
+		const SimhashFeatureSlot *slot = &small->slots[occupied[k]];
+		uint32		m;
 
-		if ((slot % SIMHASH_JACCARD_CHECK_EVERY) == 0)
+		if ((k % SIMHASH_JACCARD_CHECK_EVERY) == 0)
 			CHECK_FOR_INTERRUPTS();
-		if (n != 0)
-		{
-			uint32		m = SimhashFeatureSetCount(big,
-												   SimhashSlotHash(&small->slots[slot]));
-
-			if (m != 0)
-				sum += Min(Min((uint64) n, small_cap), Min((uint64) m, big_cap));
-		}
+		m = SimhashFeatureSetCount(big, SimhashSlotHash(slot));
+		if (m != 0)
+			sum += Min(Min((uint64) slot->count, small_cap), Min((uint64) m, big_cap));
 	}
 	return sum;
 }

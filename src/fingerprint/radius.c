@@ -30,6 +30,7 @@
 
 #include "fmgr.h"
 
+#include "featureset.h"
 #include "fingerprint.h"
 
 PG_FUNCTION_INFO_V1(simhash_radius_text);
@@ -60,10 +61,11 @@ static uint64
 SimhashFeatureSetWeight(const SimhashFeatureSet *fs)
 {
 	uint64		cap = SimhashFeatureSetCap(fs);
+	const uint32 *occupied = SimhashFeatureSetOccupied(fs);
 	uint64		w = 0;
 
-	for (uint32 slot = 0; slot <= fs->mask; slot++)
-		w += Min((uint64) fs->slots[slot].count, cap);
+	for (uint32 k = 0; k < fs->nfeatures; k++)
+		w += Min((uint64) fs->slots[occupied[k]].count, cap);
 	return w;
 }
 
@@ -103,7 +105,6 @@ simhash_radius_weight(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("feature weight must not be negative"),
 				 errdetail("The value given was " INT64_FORMAT ".", features),
-				 errhint("Pass the number of words or Han characters of the text, "
-						 "or sum(weight) over simhash_features(text).")));
+				 errhint("Pass the number of words or Han characters, or sum(weight) of simhash_features.")));
 	PG_RETURN_INT32(SimhashRadiusForWeight((uint64) features));
 }

@@ -24,6 +24,7 @@
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
 
+#include "featureset.h"
 #include "fingerprint.h"
 
 /* bytes of server-encoded text converted at a time */

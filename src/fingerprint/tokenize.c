@@ -3,7 +3,9 @@
  * tokenize.c
  *	  Features of a UTF-8 text for simhash().
  *
- * Segments, NFKC, case folding, character classes, XXH3-64.  See README.md,
+ * The token stream: segments, NFKC, case folding, character classes, and
+ * the fast paths for ASCII words and Han characters.  The feature table is
+ * in featureset.c, the byte classes in textscan.h, the UTF-8 codec in utf8codec.h.  See README.md,
  * "The fingerprint, to the bit", and src/README, "The fingerprint".
  *
  * Copyright (c) 2026, the simhash authors
@@ -20,11 +22,12 @@
 #include "miscadmin.h"
 #include "utils/memutils.h"
 
+#include "featureadd.h"
 #include "simhash.h"
+#include "textscan.h"
 #include "unicode_table.h"
-
-#define XXH_INLINE_ALL
-#include <xxhash.h>
+#include "utf8codec.h"
+#include "wordhash.h"
 
 /* property bits of a Han character that is NFKC-stable and does not fold */
 #define SIMHASH_HAN_MASK \
@@ -37,29 +40,12 @@
 /* bytes of input handled between interrupt checks */
 #define SIMHASH_CHUNK			(1024 * 1024)
 
-/* initial number of hash table slots (a power of 2) */
-#define SIMHASH_INITIAL_SLOTS	256
-/* most slots allocated up front for a long text (768 kB) */
-#define SIMHASH_EXPECT_SLOTS	((uint32) 1 << 16)
-
 /*
  * Longest word kept in memory by simhash(text): the bytes of a longer word
  * go into an incremental XXH3 state (which gives the same hash), so one
  * huge word costs no more memory than a short one.
  */
 #define SIMHASH_WORD_BUFFER		(64 * 1024)
-
-/*
- * Tables of up to this many slots (12 MB) grow when half full, larger ones
- * when 3/4 full: short probe sequences where memory does not matter, and
- * 16-32 bytes per distinct feature where it does.
- */
-#define SIMHASH_SPARSE_SLOTS	((uint32) 1 << 20)
-
-/* count bit that marks a slot already rehashed while the table grows */
-#define SIMHASH_SLOT_MOVED		((uint32) 1 << 31)
-/* occurrence counts saturate below that bit */
-#define SIMHASH_MAX_COUNT		(SIMHASH_SLOT_MOVED - 1)
 
 struct SimhashTokenizer
 {
@@ -77,137 +63,6 @@ struct SimhashTokenizer
 	size_t		carried;
 };
 
-/* classes of bytes: ASCII letters and digits (the word characters below
- * U+0080), and of those the upper-case letters; every other byte is 0 */
-#define SIMHASH_BYTE_WORD		1
-#define SIMHASH_BYTE_UPPER		2
-#define W_	SIMHASH_BYTE_WORD
-#define U_	(SIMHASH_BYTE_WORD | SIMHASH_BYTE_UPPER)
-static const uint8 simhash_byteclass[256] = {
-	['0'] = W_,['1'] = W_,['2'] = W_,['3'] = W_,['4'] = W_,
-	['5'] = W_,['6'] = W_,['7'] = W_,['8'] = W_,['9'] = W_,
-	['A'] = U_,['B'] = U_,['C'] = U_,['D'] = U_,['E'] = U_,
-	['F'] = U_,['G'] = U_,['H'] = U_,['I'] = U_,['J'] = U_,
-	['K'] = U_,['L'] = U_,['M'] = U_,['N'] = U_,['O'] = U_,
-	['P'] = U_,['Q'] = U_,['R'] = U_,['S'] = U_,['T'] = U_,
-	['U'] = U_,['V'] = U_,['W'] = U_,['X'] = U_,['Y'] = U_,
-	['Z'] = U_,
-	['a'] = W_,['b'] = W_,['c'] = W_,['d'] = W_,['e'] = W_,
-	['f'] = W_,['g'] = W_,['h'] = W_,['i'] = W_,['j'] = W_,
-	['k'] = W_,['l'] = W_,['m'] = W_,['n'] = W_,['o'] = W_,
-	['p'] = W_,['q'] = W_,['r'] = W_,['s'] = W_,['t'] = W_,
-	['u'] = W_,['v'] = W_,['w'] = W_,['x'] = W_,['y'] = W_,
-	['z'] = W_,
-};
-#undef W_
-#undef U_
-
-/* Is byte b an ASCII letter or digit? */
-#define SimhashAsciiWordByte(b)	(simhash_byteclass[(unsigned char) (b)] & SIMHASH_BYTE_WORD)
-
-/*
- * Eight bytes at a time (SWAR): byte k of a 64-bit word is byte k of the
- * text, and a byte is "marked" when its bit 7 is set in a mask.
- */
-#define SIMHASH_BYTES(x)		(UINT64CONST(0x0101010101010101) * (x))
-#define SIMHASH_HIGH_BITS		SIMHASH_BYTES(0x80)
-
-/* Load 8 bytes of text, s[0] in the lowest byte. */
-static inline uint64
-SimhashLoad8(const unsigned char *s)
-{
-	uint64		w;
-
-	memcpy(&w, s, sizeof(w));
-#ifdef WORDS_BIGENDIAN
-	w = pg_bswap64(w);
-#endif
-	return w;
-}
-
-/*
- * Mark the bytes of w7 in [lo, hi]; w7's bytes must be below 0x80, so that
- * no sum carries into the next byte.
- */
-static inline uint64
-SimhashBytesInRange(uint64 w7, unsigned char lo, unsigned char hi)
-{
-	return (w7 + SIMHASH_BYTES(0x80 - lo)) & ~(w7 + SIMHASH_BYTES(0x7F - hi)) &
-		SIMHASH_HIGH_BITS;
-}
-
-/* Mark the ASCII letters and digits of w; *upper: the upper-case letters. */
-static inline uint64
-SimhashAsciiWordBytes(uint64 w, uint64 *upper)
-{
-	uint64		w7 = w & SIMHASH_BYTES(0x7F);
-	uint64		ascii = ~w & SIMHASH_HIGH_BITS;
-	uint64		letters = SimhashBytesInRange(w7 | SIMHASH_BYTES(0x20), 'a', 'z');
-	uint64		digits = SimhashBytesInRange(w7, '0', '9');
-
-	*upper = SimhashBytesInRange(w7, 'A', 'Z') & ascii;
-	return (letters | digits) & ascii;
-}
-
-/*
- * The end of the run of ASCII letters and digits that starts at s[i]
- * (the first other byte, or len); *upper tells whether the run has an
- * upper-case letter.
- */
-static inline size_t
-SimhashScanAsciiWord(const unsigned char *s, size_t i, size_t len, bool *upper)
-{
-	uint64		up = 0;
-
-	while (i + 8 <= len)
-	{
-		uint64		wup;
-		uint64		stop = ~SimhashAsciiWordBytes(SimhashLoad8(s + i), &wup) &
-			SIMHASH_HIGH_BITS;
-
-		/* the bits of the bytes before the first stop (all if none) */
-		up |= wup & ((stop & (~stop + 1)) - 1);
-		if (stop != 0)
-		{
-			*upper = (up != 0);
-			return i + pg_rightmost_one_pos64(stop) / 8;
-		}
-		i += 8;
-	}
-	while (i < len && SimhashAsciiWordByte(s[i]))
-	{
-		up |= simhash_byteclass[s[i]] & SIMHASH_BYTE_UPPER;
-		i++;
-	}
-	*upper = (up != 0);
-	return i;
-}
-
-/*
- * The end of the run of ASCII separators from s[i] each followed by an
- * ASCII byte (a separator before a non-ASCII byte may start a segment with
- * it and is left to the general path).
- */
-static inline size_t
-SimhashSkipAsciiSeparators(const unsigned char *s, size_t i, size_t len)
-{
-	while (i + 9 <= len)
-	{
-		uint64		w = SimhashLoad8(s + i);
-		uint64		unused;
-		uint64		go = ~SimhashAsciiWordBytes(w, &unused) & ~w &
-			~SimhashLoad8(s + i + 1) & SIMHASH_HIGH_BITS;
-		uint64		stop = ~go & SIMHASH_HIGH_BITS;
-
-		if (stop != 0)
-			return i + pg_rightmost_one_pos64(stop) / 8;
-		i += 8;
-	}
-	while (i + 1 < len && s[i] < 0x80 && !SimhashAsciiWordByte(s[i]) && s[i + 1] < 0x80)
-		i++;
-	return i;
-}
-
 /* Look up the property byte of a code point in the generated table. */
 static inline uint8
 SimhashCharProps(pg_wchar c)
@@ -217,303 +72,6 @@ SimhashCharProps(pg_wchar c)
 	return simhash_ustage2[((uint32) simhash_ustage1[c >> SIMHASH_UBLOCK_BITS]
 							<< SIMHASH_UBLOCK_BITS) |
 						   (c & ((1 << SIMHASH_UBLOCK_BITS) - 1))];
-}
-
-/*
- * Decode one code point from s[0..len).  Returns the number of bytes used,
- * or 0 if the sequence is cut off by the end of the buffer.  Ill-formed
- * sequences yield U+FFFD and consume one byte, so every well-formed code
- * point is decoded exactly as a strict decoder would.
- */
-static inline int
-SimhashDecodeUtf8(const unsigned char *s, size_t len, pg_wchar *cp)
-{
-	unsigned char b0 = s[0];
-	int			n;
-	pg_wchar	c;
-	unsigned char lo = 0x80,
-				hi = 0xBF;
-
-	if (b0 < 0x80)
-	{
-		*cp = b0;
-		return 1;
-	}
-	/* fast path: three bytes, any lead but E0 (overlong) and ED (surrogates) */
-	if (b0 >= 0xE1 && b0 <= 0xEF && b0 != 0xED && len >= 3 &&
-		(s[1] & 0xC0) == 0x80 && (s[2] & 0xC0) == 0x80)
-	{
-		*cp = ((pg_wchar) (b0 & 0x0F) << 12) | ((pg_wchar) (s[1] & 0x3F) << 6) |
-			(s[2] & 0x3F);
-		return 3;
-	}
-	if (b0 >= 0xC2 && b0 <= 0xDF)
-	{
-		n = 2;
-		c = b0 & 0x1F;
-	}
-	else if (b0 >= 0xE0 && b0 <= 0xEF)
-	{
-		n = 3;
-		c = b0 & 0x0F;
-		if (b0 == 0xE0)
-			lo = 0xA0;
-		else if (b0 == 0xED)
-			hi = 0x9F;
-	}
-	else if (b0 >= 0xF0 && b0 <= 0xF4)
-	{
-		n = 4;
-		c = b0 & 0x07;
-		if (b0 == 0xF0)
-			lo = 0x90;
-		else if (b0 == 0xF4)
-			hi = 0x8F;
-	}
-	else
-	{
-		*cp = 0xFFFD;
-		return 1;
-	}
-
-	for (int i = 1; i < n; i++)
-	{
-		unsigned char b;
-
-		if ((size_t) i >= len)
-			return 0;			/* maybe completed by the next chunk */
-		b = s[i];
-		if (b < lo || b > hi)
-		{
-			*cp = 0xFFFD;
-			return 1;
-		}
-		lo = 0x80;
-		hi = 0xBF;
-		c = (c << 6) | (b & 0x3F);
-	}
-	*cp = c;
-	return n;
-}
-
-/* Write the UTF-8 encoding of c to buf; returns its length. */
-static inline int
-SimhashEncodeUtf8(pg_wchar c, char *buf)
-{
-	if (c < 0x80)
-	{
-		buf[0] = (char) c;
-		return 1;
-	}
-	if (c < 0x800)
-	{
-		buf[0] = (char) (0xC0 | (c >> 6));
-		buf[1] = (char) (0x80 | (c & 0x3F));
-		return 2;
-	}
-	if (c < 0x10000)
-	{
-		buf[0] = (char) (0xE0 | (c >> 12));
-		buf[1] = (char) (0x80 | ((c >> 6) & 0x3F));
-		buf[2] = (char) (0x80 | (c & 0x3F));
-		return 3;
-	}
-	buf[0] = (char) (0xF0 | (c >> 18));
-	buf[1] = (char) (0x80 | ((c >> 12) & 0x3F));
-	buf[2] = (char) (0x80 | ((c >> 6) & 0x3F));
-	buf[3] = (char) (0x80 | (c & 0x3F));
-	return 4;
-}
-
-/* Hash a feature's UTF-8 bytes: XXH3-64 with seed 0. */
-uint64
-SimhashHashFeature(const char *utf8, size_t len)
-{
-	return XXH3_64bits(utf8, len);
-}
-
-/*
- * Allocate an empty feature set in the current memory context, with room
- * for the features of a text of about expect_bytes bytes: a slot per 8-16
- * bytes (English prose has a distinct word per 25-30 bytes), from 256 up
- * to SIMHASH_EXPECT_SLOTS slots.  Longer texts grow the table as needed.
- */
-static SimhashFeatureSet *
-SimhashCreateFeatureSet(bool keep_text, size_t expect_bytes)
-{
-	SimhashFeatureSet *fs = palloc0(sizeof(SimhashFeatureSet));
-	uint32		nslots = SIMHASH_INITIAL_SLOTS;
-
-	while (nslots < SIMHASH_EXPECT_SLOTS && nslots < expect_bytes / 16)
-		nslots *= 2;
-	fs->mask = nslots - 1;
-	fs->grow_at = nslots / 2;
-	fs->slots = palloc0(sizeof(SimhashFeatureSlot) * nslots);
-	fs->keep_text = keep_text;
-	if (keep_text)
-	{
-		fs->featno = palloc(sizeof(uint32) * nslots);
-		fs->ends_size = SIMHASH_INITIAL_SLOTS;
-		fs->text_end = palloc(sizeof(size_t) * fs->ends_size);
-		fs->text_size = 1024;
-		fs->text_buf = palloc(fs->text_size);
-	}
-	return fs;
-}
-
-/* Free a feature set and everything it owns. */
-void
-SimhashFreeFeatureSet(SimhashFeatureSet *fs)
-{
-	pfree(fs->slots);
-	if (fs->keep_text)
-	{
-		pfree(fs->featno);
-		pfree(fs->text_end);
-		pfree(fs->text_buf);
-	}
-	pfree(fs);
-}
-
-/*
- * Double the number of slots of a feature set, rehashing its entries in
- * place: the slot array is enlarged (realloc, which for large blocks moves
- * pages instead of copying them), so the old and the new table never exist
- * side by side.  Each entry not yet moved is taken out and put into the
- * first slot from its new home that is empty or holds another entry not yet
- * moved; that one is then moved in turn.  Slots of moved entries never
- * change again, so every entry stays reachable from its home.
- */
-static void
-SimhashGrowFeatureSet(SimhashFeatureSet *fs)
-{
-	uint32		oldslots = fs->mask + 1;
-	uint32		newslots = oldslots * 2;
-	uint32		newmask = newslots - 1;
-	SimhashFeatureSlot *slots;
-	uint32	   *featno = NULL;
-
-	if (newslots > SIMHASH_MAX_SLOTS)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("text has too many distinct features for simhash"),
-				 errdetail("A text may have at most %u distinct features.",
-						   (uint32) SIMHASH_MAX_FEATURES),
-				 errhint("Fingerprint parts of the text separately.")));
-
-	slots = repalloc_huge(fs->slots, sizeof(SimhashFeatureSlot) * newslots);
-	memset(slots + oldslots, 0, sizeof(SimhashFeatureSlot) * oldslots);
-	if (fs->keep_text)
-		featno = repalloc_huge(fs->featno, sizeof(uint32) * newslots);
-
-	for (uint32 i = 0; i < oldslots; i++)
-	{
-		SimhashFeatureSlot cur;
-		uint32		curno = 0;
-
-		if (slots[i].count == 0 || (slots[i].count & SIMHASH_SLOT_MOVED))
-			continue;
-		cur = slots[i];
-		if (featno)
-			curno = featno[i];
-		slots[i].count = 0;
-		for (;;)
-		{
-			uint32		slot = (uint32) SimhashSlotHash(&cur) & newmask;
-			SimhashFeatureSlot next;
-			uint32		nextno = 0;
-
-			while (slots[slot].count & SIMHASH_SLOT_MOVED)
-				slot = (slot + 1) & newmask;
-			next = slots[slot];
-			if (featno)
-				nextno = featno[slot];
-			slots[slot] = cur;
-			slots[slot].count |= SIMHASH_SLOT_MOVED;
-			if (featno)
-				featno[slot] = curno;
-			if (next.count == 0)
-				break;
-			/* an entry not moved yet was there: move it next */
-			cur = next;
-			curno = nextno;
-		}
-	}
-	for (uint32 i = 0; i < newslots; i++)
-		slots[i].count &= ~SIMHASH_SLOT_MOVED;
-
-	fs->slots = slots;
-	fs->featno = featno;
-	fs->mask = newmask;
-	fs->grow_at = newslots <= SIMHASH_SPARSE_SLOTS ? newslots / 2 : newslots / 4 * 3;
-}
-
-/* Record the first occurrence of a feature in an empty slot. */
-static pg_noinline void
-SimhashNewFeature(SimhashFeatureSet *fs, uint32 slot, uint64 h, const char *s, size_t len)
-{
-	memcpy(fs->slots[slot].hash, &h, sizeof(h));
-	fs->slots[slot].count = 1;
-	fs->w8++;
-	if (fs->keep_text)
-	{
-		if (fs->text_used + len > fs->text_size)
-		{
-			while (fs->text_used + len > fs->text_size)
-				fs->text_size *= 2;
-			fs->text_buf = repalloc_huge(fs->text_buf, fs->text_size);
-		}
-		if (fs->nfeatures == fs->ends_size)
-		{
-			fs->ends_size *= 2;
-			fs->text_end = repalloc_huge(fs->text_end, sizeof(size_t) * fs->ends_size);
-		}
-		memcpy(fs->text_buf + fs->text_used, s, len);
-		fs->text_used += len;
-		fs->text_end[fs->nfeatures] = fs->text_used;
-		fs->featno[slot] = fs->nfeatures;
-	}
-	fs->nfeatures++;
-
-	if (fs->nfeatures > fs->grow_at)
-		SimhashGrowFeatureSet(fs);
-}
-
-/* Count one occurrence of the feature of hash h whose UTF-8 text is s[0..len). */
-static inline void
-SimhashAddFeatureHash(SimhashFeatureSet *fs, uint64 h, const char *s, size_t len)
-{
-	uint32		slot = (uint32) h & fs->mask;
-
-	while (fs->slots[slot].count != 0)
-	{
-		if (SimhashSlotHash(&fs->slots[slot]) == h)
-		{
-			uint32		n = fs->slots[slot].count;
-
-			fs->w8 += (n < SIMHASH_CAP_MIN);
-			if (n < SIMHASH_MAX_COUNT)
-				fs->slots[slot].count = n + 1;
-			return;
-		}
-		slot = (slot + 1) & fs->mask;
-	}
-	SimhashNewFeature(fs, slot, h, s, len);
-}
-
-/* Occurrences of the feature of hash h in a feature set (0 if absent). */
-uint32
-SimhashFeatureSetCount(const SimhashFeatureSet *fs, uint64 h)
-{
-	uint32		slot = (uint32) h & fs->mask;
-
-	while (fs->slots[slot].count != 0)
-	{
-		if (SimhashSlotHash(&fs->slots[slot]) == h)
-			return fs->slots[slot].count;
-		slot = (slot + 1) & fs->mask;
-	}
-	return 0;
 }
 
 /* Count one occurrence of the feature whose UTF-8 text is s[0..len). */
@@ -803,45 +361,169 @@ SimhashFeedAscii(SimhashTokenizer *tk, const unsigned char *s, size_t i, size_t 
 	}
 }
 
-/* Is s[0..2] a well-formed 3-byte sequence other than E0 and ED ones? */
-#define SimhashPlain3(s) \
-	((s)[0] >= 0xE1 && (s)[0] <= 0xEF && (s)[0] != 0xED && \
-	 ((s)[1] & 0xC0) == 0x80 && ((s)[2] & 0xC0) == 0x80)
-#define SimhashDecode3(s) \
-	(((pg_wchar) ((s)[0] & 0x0F) << 12) | ((pg_wchar) ((s)[1] & 0x3F) << 6) | \
-	 ((s)[2] & 0x3F))
+/*
+ * The common case of ASCII prose, a block of SIMHASH_BLOCK bytes at a time:
+ * from s[i], with no word or kana run pending and s[i] ASCII, makes a
+ * feature of every whole word of the block (a run of ASCII letters and
+ * digits followed by an ASCII separator), hashed in place.  Only bytes
+ * that are ASCII and followed by an ASCII byte are consumed: the byte
+ * before a non-ASCII one may start a segment with it.  A word that may go
+ * on past the block starts the next block.  Returns where it stopped (i if
+ * nothing was done), always at a separator or the start of a word.
+ */
+static inline size_t
+SimhashFeedAsciiBlocks(SimhashTokenizer *tk, const unsigned char *s, size_t i, size_t len)
+{
+	while (i + SIMHASH_BLOCK < len)
+	{
+		const unsigned char *blk = s + i;
+		uint64		nonascii;
+		uint64		words = SimhashClassifyBlock(blk, &nonascii);
+		int			lim = SIMHASH_BLOCK;	/* bytes [0, lim) may be consumed */
+		bool		more = false;	/* may the next block follow? */
+		uint64		todo;
+
+		if (nonascii != 0)
+			lim = pg_rightmost_one_pos64(nonascii) - 1;
+		else if (blk[SIMHASH_BLOCK] >= 0x80)
+			lim = SIMHASH_BLOCK - 1;
+		else
+			more = true;
+		if (lim <= 0)
+			return i;
+		todo = lim == SIMHASH_BLOCK ? words : words & ((UINT64CONST(1) << lim) - 1);
+		while (todo != 0)
+		{
+			int			st = pg_rightmost_one_pos64(todo);
+			uint64		after = ~words >> st;
+			int			wl;
+
+			/* the word must end, on an ASCII separator, before lim */
+			if (after == 0 || st + pg_rightmost_one_pos64(after) >= lim)
+			{
+				if (st == 0)
+					return i;	/* a word as long as the block */
+				lim = st;
+				break;
+			}
+			wl = pg_rightmost_one_pos64(after);
+			if (wl <= SIMHASH_SHORT_HASH && !tk->fs->keep_text)
+				SimhashAddFeatureHash(tk->fs, SimhashHashShort(blk + st, wl, 0x20),
+									  NULL, 0);
+			else
+			{
+				/* long, or its text is wanted: lower-case a copy */
+				char		buf[SIMHASH_BLOCK];
+
+				for (int k = 0; k < wl; k++)
+					buf[k] = (char) (blk[st + k] | 0x20);
+				SimhashAddFeature(tk->fs, buf, wl);
+			}
+			todo &= ~UINT64CONST(0) << (st + wl);
+		}
+		i += lim;
+		if (!more)
+			return i;
+	}
+	return i;
+}
+
+/*
+ * The code point of the 3-byte sequence whose first three bytes are the
+ * low bytes of v (little-endian), or 0 if they are not a well-formed
+ * sequence with a lead byte other than E0 and ED (the fast path leaves
+ * those, rare in text, to the general decoder).
+ */
+static inline pg_wchar
+SimhashDecode3Word(uint32 v)
+{
+	pg_wchar	c;
+
+	if ((v & 0xC0C0F0) != 0x8080E0)
+		return 0;
+	c = ((v & 0x0F) << 12) | ((v & 0x3F00) >> 2) | ((v >> 16) & 0x3F);
+	/* E0 and ED: overlong forms, surrogates and the rest of their range */
+	if (c < 0x1000 || (c >= 0xD000 && c < 0xE000))
+		return 0;
+	return c;
+}
+
+/*
+ * Is a code point of property byte props, when it is a segment of its own
+ * and nothing is pending, only a separator?  As SimhashEmitSegment and
+ * SimhashEmitChar treat it: NFKC-stable, not folding and of class SEP, or
+ * not stable but normalizing to separators only.
+ */
+static inline bool
+SimhashSkippableSeparator(uint8 props)
+{
+	if (!(props & SIMHASH_UFLAG_BOUNDARY))
+		return false;
+	if (props & SIMHASH_UFLAG_STABLE)
+		return (props & (SIMHASH_UFLAG_FOLDS | SIMHASH_UCLASS_MASK)) == SIMHASH_UCLASS_SEP;
+	return (props & SIMHASH_UFLAG_NFKC_SEP) != 0;
+}
 
 /*
  * Chinese: from s[i], Han characters of three bytes, NFKC-stable and not
  * folding, each followed by a boundary (so each is a segment of its own),
  * with no word or kana run pending: each is a feature of its own, hashed
- * in place (a well-formed sequence is the UTF-8 of what it decodes to).
- * Returns where it stopped, i itself if s[i] is no such character.
+ * in place (a well-formed sequence is the UTF-8 of what it decodes to);
+ * separators of three bytes between them are skipped.  Returns where it
+ * stopped, i itself if s[i] is no such character.
  */
 static inline size_t
 SimhashFeedHan(SimhashTokenizer *tk, const unsigned char *s, size_t i, size_t len)
 {
-	if (i + 6 > len || !SimhashPlain3(s + i) ||
-		(SimhashCharProps(SimhashDecode3(s + i)) & SIMHASH_HAN_MASK) != SIMHASH_HAN_PLAIN)
+	pg_wchar	c;
+
+	if (i + 7 > len)
+		return i;
+	c = SimhashDecode3Word((uint32) SimhashLoadLE32(s + i, 0));
+	if (c == 0 || (SimhashCharProps(c) & SIMHASH_HAN_MASK) != SIMHASH_HAN_PLAIN)
 		return i;
 	/* s[i..i+2] is such a character: is the next one a boundary? */
-	while (i + 6 <= len)
+	while (i + 7 <= len)
 	{
-		const unsigned char *next = s + i + 3;
+		uint32		v = SimhashLoadLE32(s + i + 3, 0);
 		uint8		props;
 
-		if (*next < 0x80)
+		if ((v & 0x80) == 0)
 		{
 			/* ASCII is a boundary: back to the ASCII paths */
-			SimhashAddFeature(tk->fs, (const char *) s + i, 3);
+			SimhashAddFeatureHash(tk->fs, SimhashHashShort(s + i, 3, 0),
+								  (const char *) s + i, 3);
 			return i + 3;
 		}
-		if (!SimhashPlain3(next))
+		c = SimhashDecode3Word(v);
+		if (c == 0)
 			break;
-		props = SimhashCharProps(SimhashDecode3(next));
+		props = SimhashCharProps(c);
 		if (!(props & SIMHASH_UFLAG_BOUNDARY))
 			break;
-		SimhashAddFeature(tk->fs, (const char *) s + i, 3);
+		SimhashAddFeatureHash(tk->fs, SimhashHashShort(s + i, 3, 0),
+							  (const char *) s + i, 3);
+		i += 3;
+		if ((props & SIMHASH_HAN_MASK) == SIMHASH_HAN_PLAIN)
+			continue;
+
+		/*
+		 * Chinese punctuation (U+3001, U+FF0C, ...): a separator that is a
+		 * segment of its own ends nothing here (no word or kana run is
+		 * pending), so it is skipped if the character after it is a
+		 * boundary.
+		 */
+		if (!SimhashSkippableSeparator(props) || i + 7 > len)
+			break;
+		v = SimhashLoadLE32(s + i + 3, 0);
+		if ((v & 0x80) == 0)
+			return i + 3;		/* ASCII next */
+		c = SimhashDecode3Word(v);
+		if (c == 0)
+			break;
+		props = SimhashCharProps(c);
+		if (!(props & SIMHASH_UFLAG_BOUNDARY))
+			break;
 		i += 3;
 		if ((props & SIMHASH_HAN_MASK) != SIMHASH_HAN_PLAIN)
 			break;
@@ -866,6 +548,17 @@ SimhashFeed(SimhashTokenizer *tk, const unsigned char *s, size_t len, bool final
 		uint8		props;
 		int			n;
 
+		if (b < 0x80 && tk->wlen == 0 && !tk->streaming && tk->kana_run == 0 &&
+			i + SIMHASH_BLOCK < len &&
+			(SimhashLoad8(s + i) & SIMHASH_HIGH_BITS) == 0)
+		{
+			/* fast path: ASCII prose (8 bytes of it at least), a block at a time */
+			size_t		start = i;
+
+			i = SimhashFeedAsciiBlocks(tk, s, i, len);
+			if (i != start)
+				continue;
+		}
 		if (SimhashAsciiWordByte(b))
 		{
 			/* fast path: a run of ASCII letters and digits */
@@ -1067,74 +760,4 @@ SimhashTokenizerFinish(SimhashTokenizer *tk)
 		pfree(tk->hstate_mem);
 	pfree(tk);
 	return fs;
-}
-
-/*
- * Hash a caller-given feature, a string in the server encoding, as UTF-8.
- * In an SQL_ASCII database the bytes are read as UTF-8 with the decoder of
- * simhash(text): each byte that is not part of a well-formed sequence
- * counts as U+FFFD.
- */
-uint64
-SimhashHashServerString(const char *s, size_t len)
-{
-	int			encoding = GetDatabaseEncoding();
-	char	   *utf8;
-	uint64		h;
-
-	if (encoding == PG_UTF8)
-		return XXH3_64bits(s, len);
-	if (encoding == PG_SQL_ASCII)
-	{
-		XXH3_state_t state;
-		char		buf[1024];
-		size_t		used = 0;
-		size_t		pos = 0;
-
-		if (pg_verify_mbstr(PG_UTF8, s, (int) len, true))
-			return XXH3_64bits(s, len);
-
-		/* repair it piecewise into an incremental hash */
-		XXH3_64bits_reset(&state);
-		while (pos < len)
-		{
-			pg_wchar	c;
-			int			n = SimhashDecodeUtf8((const unsigned char *) s + pos,
-											  len - pos, &c);
-
-			if (n == 0)
-			{
-				c = 0xFFFD;		/* cut off by the end: its first byte */
-				n = 1;
-			}
-			if (used > sizeof(buf) - 4)
-			{
-				XXH3_64bits_update(&state, buf, used);
-				used = 0;
-			}
-			used += SimhashEncodeUtf8(c, buf + used);
-			pos += n;
-		}
-		XXH3_64bits_update(&state, buf, used);
-		return XXH3_64bits_digest(&state);
-	}
-
-	utf8 = pg_server_to_any(s, (int) len, PG_UTF8);
-	if (utf8 == s)
-		return XXH3_64bits(s, len);
-	h = XXH3_64bits(utf8, strlen(utf8));
-	pfree(utf8);
-	return h;
-}
-
-/* Raise the error for a feature whose text of len bytes cannot be returned. */
-void
-SimhashReportFeatureTooLong(Size len)
-{
-	ereport(ERROR,
-			(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-			 errmsg("feature is too long to be returned"),
-			 errdetail("A feature of more than %zu bytes of UTF-8 cannot be returned as a text value.",
-					   len),
-			 errhint("Use simhash(text), which needs no feature texts.")));
 }

@@ -47,16 +47,16 @@
 #include "neardup.h"
 #include "simhash_am.h"
 
-/* Report a bad trigger argument. */
-static void
-SimhashBadArgument(Trigger *trigger, const char *detail, const char *arg)
-{
-	ereport(ERROR,
-			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-			 errmsg("invalid arguments for near-duplicate trigger \"%s\"", trigger->tgname),
-			 errdetail(detail, arg),
-			 errhint("The arguments are the fingerprint column, k (0 to 64, or 'auto' with 'text=column[,column...]') and 'reject', 'skip' or 'link', then 'scope=column[,column...]', 'text=column[,column...]', 'verify=s' (0 to 1, with text=), and for link the key and distance columns (or 'link_key=column', 'link_distance=column').")));
-}
+/*
+ * Report a bad trigger argument.  "detail" is an errdetail() call, so that
+ * every format is a literal that translation can find.
+ */
+#define SimhashBadArgument(trigger, detail) \
+	ereport(ERROR, \
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE), \
+			 errmsg("invalid arguments for near-duplicate trigger \"%s\"", (trigger)->tgname), \
+			 (detail), \
+			 errhint("The arguments are the fingerprint column, k, the action, then options.")))
 
 /* Parse the radius argument: an integer from 0 to 64, or 'auto'. */
 static int
@@ -67,15 +67,15 @@ SimhashParseRadius(Trigger *trigger, const char *arg)
 	if (pg_strcasecmp(arg, "auto") == 0)
 		return SIMHASH_AUTO_RADIUS;
 	if (arg[0] == '\0')
-		SimhashBadArgument(trigger, "k must be an integer from 0 to 64 or 'auto', not \"%s\".", arg);
+		SimhashBadArgument(trigger, errdetail("k must be an integer from 0 to 64 or 'auto', not \"%s\".", arg));
 	for (const char *p = arg; *p; p++)
 	{
 		if (*p < '0' || *p > '9')
-			SimhashBadArgument(trigger, "k must be an integer from 0 to 64 or 'auto', not \"%s\".", arg);
+			SimhashBadArgument(trigger, errdetail("k must be an integer from 0 to 64 or 'auto', not \"%s\".", arg));
 		k = Min(k * 10 + (*p - '0'), SIMHASH_BITS + 1);
 	}
 	if (k > SIMHASH_BITS)
-		SimhashBadArgument(trigger, "k must be an integer from 0 to 64 or 'auto', not \"%s\".", arg);
+		SimhashBadArgument(trigger, errdetail("k must be an integer from 0 to 64 or 'auto', not \"%s\".", arg));
 	return k;
 }
 
@@ -105,7 +105,7 @@ SimhashFingerprintIndex(Relation rel, AttrNumber attno, const char *colname)
 			 errmsg("table \"%s\" has no simhash index on column \"%s\"",
 					RelationGetRelationName(rel), colname),
 			 errdetail("The near-duplicate trigger searches the table through a valid, non-partial simhash index whose only key column is the fingerprint column."),
-			 errhint("CREATE INDEX ON %s USING simhash (%s);",
+			 errhint("Create one with CREATE INDEX ON %s USING simhash (%s).",
 					 quote_identifier(RelationGetRelationName(rel)),
 					 quote_identifier(colname))));
 	return InvalidOid;			/* keep the compiler quiet */
@@ -172,7 +172,7 @@ SimhashSetupLink(SimhashNearDupInfo *info, Relation rel, Trigger *trigger,
 	TupleDesc	desc = RelationGetDescr(rel);
 
 	if (key_col == NULL && dist_col == NULL)
-		SimhashBadArgument(trigger, "Action link needs a column for the key of the match%s.", "");
+		SimhashBadArgument(trigger, errdetail("Action link needs a column for the key of the match."));
 	if (key_col != NULL)
 	{
 		Oid			keytype;
@@ -287,10 +287,10 @@ SimhashSetupLeaves(SimhashNearDupInfo *info, Relation rel, const char *fp_col,
 
 /*
  * The column names of an option "name=a,b,..." (identifiers, as SQL reads
- * them); "detail" is the complaint if they cannot be read.
+ * them), or NULL if they cannot be read.
  */
 static char **
-SimhashParseColumnList(Trigger *trigger, const char *arg, const char *detail, int *n)
+SimhashParseColumnList(const char *arg, int *n)
 {
 	List	   *names = NIL;
 	char	  **result;
@@ -298,7 +298,7 @@ SimhashParseColumnList(Trigger *trigger, const char *arg, const char *detail, in
 	int			i = 0;
 
 	if (!SplitIdentifierString(pstrdup(strchr(arg, '=') + 1), ',', &names) || names == NIL)
-		SimhashBadArgument(trigger, detail, arg);
+		return NULL;
 	*n = list_length(names);
 	result = palloc(sizeof(char *) * *n);
 	foreach(lc, names)
@@ -314,9 +314,10 @@ static char **
 SimhashParseTextColumns(SimhashNearDupInfo *info, Trigger *trigger, Relation rel,
 						const char *arg)
 {
-	char	  **names = SimhashParseColumnList(trigger, arg,
-												gettext_noop("Cannot read the text columns of \"%s\"."),
-												&info->ntext);
+	char	  **names = SimhashParseColumnList(arg, &info->ntext);
+
+	if (names == NULL)
+		SimhashBadArgument(trigger, errdetail("Cannot read the text columns of \"%s\".", arg));
 
 	info->text_attno = palloc(sizeof(AttrNumber) * info->ntext);
 	for (int i = 0; i < info->ntext; i++)
@@ -350,7 +351,7 @@ SimhashParseColumn(Trigger *trigger, const char *arg)
 
 	if (!SplitIdentifierString(pstrdup(strchr(arg, '=') + 1), ',', &names) ||
 		list_length(names) != 1)
-		SimhashBadArgument(trigger, "Cannot read one column name in \"%s\".", arg);
+		SimhashBadArgument(trigger, errdetail("Cannot read one column name in \"%s\".", arg));
 	return linitial(names);
 }
 
@@ -362,7 +363,7 @@ static void
 SimhashOnlyOnce(Trigger *trigger, const char *option, bool seen)
 {
 	if (seen)
-		SimhashBadArgument(trigger, "Option \"%s\" is given more than once.", option);
+		SimhashBadArgument(trigger, errdetail("Option \"%s\" is given more than once.", option));
 }
 
 /*
@@ -385,23 +386,22 @@ SimhashCheckLinkColumns(SimhashNearDupInfo *info, Relation rel, Trigger *trigger
 			continue;
 		name = NameStr(TupleDescAttr(RelationGetDescr(rel), attno - 1)->attname);
 		if (attno == info->fp_attno)
-			what = "the fingerprint column";
+			what = gettext_noop("the fingerprint column");
 		for (int i = 0; i < info->nkey && what == NULL; i++)
 			if (attno == get_attnum(RelationGetRelid(rel), info->key_name[i]))
-				what = "a column of the primary key";
+				what = gettext_noop("a column of the primary key");
 		for (int i = 0; i < info->nscope && what == NULL; i++)
 			if (attno == info->scope_attno[i])
-				what = "a scope column";
+				what = gettext_noop("a scope column");
 		for (int i = 0; i < info->ntext && what == NULL; i++)
 			if (attno == info->text_attno[i])
-				what = "a text column";
+				what = gettext_noop("a text column");
 		if (what == NULL && c == 1 && attno == cols[0])
-			what = "the link key column";
+			what = gettext_noop("the link key column");
 		if (what != NULL)
 			SimhashBadArgument(trigger,
-							   psprintf("The link column \"%%s\" is %s, which the trigger must not overwrite.",
-										what),
-							   name);
+							   errdetail("The link column \"%s\" is %s, which the trigger must not overwrite.",
+										 name, _(what)));
 	}
 }
 
@@ -435,7 +435,8 @@ SimhashNearDupSetup(FunctionCallInfo fcinfo, TriggerData *trigdata)
 	info->relid = RelationGetRelid(rel);
 	info->verify = -1.0;
 	if (trigger->tgnargs < 3)
-		SimhashBadArgument(trigger, "There are %s arguments.", psprintf("%d", trigger->tgnargs));
+		SimhashBadArgument(trigger, errdetail_plural("There is %d argument.", "There are %d arguments.",
+													  trigger->tgnargs, trigger->tgnargs));
 	info->fp_attno = SimhashTriggerFingerprintColumn(rel, trigger->tgargs[0],
 													 gettext_noop("The trigger reads the fingerprint from this column."));
 	fpatt = TupleDescAttr(RelationGetDescr(rel), info->fp_attno - 1);
@@ -448,7 +449,7 @@ SimhashNearDupSetup(FunctionCallInfo fcinfo, TriggerData *trigdata)
 	else if (pg_strcasecmp(action, "link") == 0)
 		info->action = SIMHASH_ACTION_LINK;
 	else
-		SimhashBadArgument(trigger, "The action must be reject, skip or link, not \"%s\".", action);
+		SimhashBadArgument(trigger, errdetail("The action must be reject, skip or link, not \"%s\".", action));
 
 	for (int i = 3; i < trigger->tgnargs; i++)
 	{
@@ -457,9 +458,9 @@ SimhashNearDupSetup(FunctionCallInfo fcinfo, TriggerData *trigdata)
 		if (strncmp(arg, "scope=", 6) == 0)
 		{
 			SimhashOnlyOnce(trigger, "scope=", scope_names != NULL);
-			scope_names = SimhashParseColumnList(trigger, arg,
-												 gettext_noop("Cannot read the scope columns of \"%s\"."),
-												 &info->nscope);
+			scope_names = SimhashParseColumnList(arg, &info->nscope);
+			if (scope_names == NULL)
+				SimhashBadArgument(trigger, errdetail("Cannot read the scope columns of \"%s\".", arg));
 		}
 		else if (strncmp(arg, "text=", 5) == 0)
 		{
@@ -470,7 +471,7 @@ SimhashNearDupSetup(FunctionCallInfo fcinfo, TriggerData *trigdata)
 		{
 			SimhashOnlyOnce(trigger, "verify=", verify_arg != NULL);
 			if (!SimhashParseSimilarity(arg + 7, &info->verify))
-				SimhashBadArgument(trigger, "verify= takes a similarity from 0 to 1 such as 0.7, not \"%s\".", arg);
+				SimhashBadArgument(trigger, errdetail("verify= takes a similarity from 0 to 1 such as 0.7, not \"%s\".", arg));
 			verify_arg = arg;
 		}
 		else if (strncmp(arg, "link_key=", 9) == 0)
@@ -499,16 +500,16 @@ SimhashNearDupSetup(FunctionCallInfo fcinfo, TriggerData *trigdata)
 			}
 		}
 		else
-			SimhashBadArgument(trigger, "Unknown argument \"%s\".", arg);
+			SimhashBadArgument(trigger, errdetail("Unknown argument \"%s\".", arg));
 	}
 	if (info->action != SIMHASH_ACTION_LINK && (key_col != NULL || dist_col != NULL))
-		SimhashBadArgument(trigger, "Link columns are for action link, not %s.", action);
+		SimhashBadArgument(trigger, errdetail("Link columns are for action link, not %s.", action));
 	if (info->k == SIMHASH_AUTO_RADIUS && info->ntext == 0)
-		SimhashBadArgument(trigger, "k 'auto' takes the radius from the text columns named by 'text=column[,column...]'%s.", "");
+		SimhashBadArgument(trigger, errdetail("k 'auto' takes the radius from the text columns named by 'text=column[,column...]'."));
 	if (verify_arg != NULL && info->ntext == 0)
-		SimhashBadArgument(trigger, "Option \"%s\" compares the texts of the columns named by 'text=column[,column...]'.", verify_arg);
+		SimhashBadArgument(trigger, errdetail("Option \"%s\" compares the texts of the columns named by 'text=column[,column...]'.", verify_arg));
 	if (info->ntext > 0 && info->k != SIMHASH_AUTO_RADIUS && verify_arg == NULL)
-		SimhashBadArgument(trigger, "The text columns are for k 'auto' or 'verify=s', not for k %s.", trigger->tgargs[1]);
+		SimhashBadArgument(trigger, errdetail("The text columns are for k 'auto' or 'verify=s', not for k %s.", trigger->tgargs[1]));
 
 	SimhashSetupKey(info, rel);
 	if (info->action == SIMHASH_ACTION_LINK)

@@ -132,6 +132,14 @@ simhash_fingerprint_trigger(PG_FUNCTION_ARGS)
 					 errmsg("column \"%s\" of table \"%s\" is not of a text type",
 							trigger->tgargs[i + 1], RelationGetRelationName(rel)),
 					 errhint("Fingerprint text, varchar or another type binary-coercible to text.")));
+		/* a BEFORE trigger sees a generated column before it is computed */
+		if (TupleDescAttr(desc, cols[i] - 1)->attgenerated)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("text column \"%s\" of table \"%s\" is a generated column",
+							trigger->tgargs[i + 1], RelationGetRelationName(rel)),
+					 errdetail("Generated columns are computed after BEFORE triggers, so the trigger would find no text in it."),
+					 errhint("Name the columns it is generated from as the trigger's text columns.")));
 	}
 
 	if (TRIGGER_FIRED_BY_INSERT(trigdata->tg_event))

@@ -54,7 +54,24 @@
 
 PG_FUNCTION_INFO_V1(simhash_near_duplicate_trigger);
 
-/* The fingerprint of a row: its column, or its generation expression. */
+/*
+ * The fingerprint column of a row as stored.  A stored row's generated
+ * fingerprint is its generation expression's value, computed when the row
+ * was written.
+ */
+static bool
+SimhashStoredFingerprint(SimhashNearDupInfo *info, HeapTuple tuple, TupleDesc desc,
+						 uint64 *fp)
+{
+	bool		isnull;
+	Datum		d = heap_getattr(tuple, info->fp_attno, desc, &isnull);
+
+	if (!isnull)
+		*fp = DatumGetSimhash64(d);
+	return !isnull;
+}
+
+/* The fingerprint of a new row: its column, or its generation expression. */
 static bool
 SimhashRowFingerprint(SimhashNearDupInfo *info, HeapTuple tuple, TupleTableSlot *slot,
 					  TupleDesc desc, uint64 *fp)
@@ -62,17 +79,70 @@ SimhashRowFingerprint(SimhashNearDupInfo *info, HeapTuple tuple, TupleTableSlot 
 	bool		isnull;
 	Datum		d;
 
-	if (info->fp_expr != NULL)
-	{
-		info->fp_econtext->ecxt_scantuple = slot;
-		d = ExecEvalExprSwitchContext(info->fp_expr, info->fp_econtext, &isnull);
-		ResetExprContext(info->fp_econtext);
-	}
-	else
-		d = heap_getattr(tuple, info->fp_attno, desc, &isnull);
+	if (info->fp_expr == NULL)
+		return SimhashStoredFingerprint(info, tuple, desc, fp);
+	info->fp_econtext->ecxt_scantuple = slot;
+	d = ExecEvalExprSwitchContext(info->fp_expr, info->fp_econtext, &isnull);
+	ResetExprContext(info->fp_econtext);
 	if (!isnull)
 		*fp = DatumGetSimhash64(d);
 	return !isnull;
+}
+
+/*
+ * Does an UPDATE leave every column a generated fingerprint is computed
+ * from as it is stored in the old row (the same bytes: a long text keeps
+ * its TOAST pointer)?  Then the expression, immutable, gives the new row
+ * the old row's stored fingerprint, which is read instead of the text.
+ */
+static bool
+SimhashFingerprintInputsKept(SimhashNearDupInfo *info, TriggerData *trigdata, TupleDesc desc)
+{
+	Bitmapset  *inputs = NULL;
+	int			member = -1;
+
+	pull_varattnos((Node *) info->fp_expr->expr, 1, &inputs);
+	while ((member = bms_next_member(inputs, member)) >= 0)
+	{
+		AttrNumber	attno = member + FirstLowInvalidHeapAttributeNumber;
+		Form_pg_attribute att;
+		bool		oldnull;
+		bool		newnull;
+		Datum		oldvalue;
+		Datum		newvalue;
+		Size		len;
+
+		if (attno <= 0)			/* a whole row or a system column */
+			return false;
+		att = TupleDescAttr(desc, attno - 1);
+		oldvalue = heap_getattr(trigdata->tg_trigtuple, attno, desc, &oldnull);
+		newvalue = heap_getattr(trigdata->tg_newtuple, attno, desc, &newnull);
+		if (oldnull || newnull)
+		{
+			if (oldnull != newnull)
+				return false;
+			continue;
+		}
+		if (att->attbyval)
+		{
+			if (oldvalue != newvalue)
+				return false;
+			continue;
+		}
+		if (att->attlen == -1)
+		{
+			len = VARSIZE_ANY(DatumGetPointer(oldvalue));
+			if (len != VARSIZE_ANY(DatumGetPointer(newvalue)))
+				return false;
+		}
+		else if (att->attlen > 0)
+			len = att->attlen;
+		else
+			return false;
+		if (memcmp(DatumGetPointer(oldvalue), DatumGetPointer(newvalue), len) != 0)
+			return false;
+	}
+	return true;
 }
 
 /*
@@ -107,8 +177,7 @@ SimhashUpdateKeepsCheck(SimhashNearDupInfo *info, TriggerData *trigdata, TupleDe
 {
 	HeapTuple	oldtuple = trigdata->tg_trigtuple;
 	uint64		oldfp;
-	bool		old_has_fp = SimhashRowFingerprint(info, oldtuple, trigdata->tg_trigslot,
-												   desc, &oldfp);
+	bool		old_has_fp = SimhashStoredFingerprint(info, oldtuple, desc, &oldfp);
 
 	if (old_has_fp != has_fp || (has_fp && oldfp != fp))
 		return false;
@@ -218,7 +287,7 @@ SimhashRejectRow(SimhashNearDupInfo *info, TriggerData *trigdata, const SimhashN
 			 errdetail_plural("An existing row is %d bit away (near-duplicate trigger \"%s\", k = %d).",
 							  "An existing row is %d bits away (near-duplicate trigger \"%s\", k = %d).",
 							  m->dist, m->dist, trigdata->tg_trigger->tgname, k),
-			 errhint("To store near-duplicates, use action 'skip' or 'link', a smaller k, or ALTER TABLE ... DISABLE TRIGGER %s.",
+			 errhint("Use action 'skip' or 'link', a smaller k, or ALTER TABLE ... DISABLE TRIGGER %s.",
 					 quote_identifier(trigdata->tg_trigger->tgname)),
 			 errtableconstraint(rel, trigdata->tg_trigger->tgname)));
 }
@@ -273,7 +342,15 @@ simhash_near_duplicate_trigger(PG_FUNCTION_ARGS)
 	bool		in_scope;
 	int			k;
 
-	has_fp = SimhashRowFingerprint(info, tuple, slot, desc, &fp);
+	/*
+	 * A generated fingerprint is computed from the new row, unless the
+	 * UPDATE leaves its input alone: then the old row has it stored.
+	 */
+	if (update && info->fp_expr != NULL &&
+		SimhashFingerprintInputsKept(info, trigdata, desc))
+		has_fp = SimhashStoredFingerprint(info, trigdata->tg_trigtuple, desc, &fp);
+	else
+		has_fp = SimhashRowFingerprint(info, tuple, slot, desc, &fp);
 	in_scope = SimhashRowScope(info, tuple, desc, scope, &scope_hash);
 	/*
 	 * An update that keeps the fingerprint and the scope keeps the check the

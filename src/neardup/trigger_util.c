@@ -117,7 +117,7 @@ SimhashTriggerColumn(Relation rel, const char *colname, const char *role)
 				 errmsg("column \"%s\" of table \"%s\" does not exist",
 						colname, RelationGetRelationName(rel)),
 				 errdetail_internal("%s", _(role)),
-				 errhint("The trigger names its columns in its arguments; after renaming or dropping one, create the trigger again.")));
+				 errhint("After renaming or dropping a column the trigger names, create the trigger again.")));
 	if (attno < 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_COLUMN_REFERENCE),
@@ -199,8 +199,8 @@ Datum
 SimhashJoinSlotTextColumns(TupleTableSlot *slot, const AttrNumber *cols, int ncols,
 						   bool *isnull, bool *built)
 {
-	text	  **parts = palloc(sizeof(text *) * Max(ncols, 1));
-	Datum		only = (Datum) 0;
+	Datum	   *values = palloc(sizeof(Datum) * Max(ncols, 1));
+	text	  **parts;
 	int			nparts = 0;
 	text	   *whole;
 
@@ -210,27 +210,22 @@ SimhashJoinSlotTextColumns(TupleTableSlot *slot, const AttrNumber *cols, int nco
 		Datum		d = slot_getattr(slot, cols[i], &null);
 
 		if (!null)
-		{
-			only = d;
-			nparts++;
-		}
+			values[nparts++] = d;
 	}
 	*isnull = (nparts == 0);
 	*built = false;
 	if (nparts <= 1)
 	{
-		pfree(parts);
+		Datum		only = (nparts == 1) ? values[0] : (Datum) 0;
+
+		pfree(values);
 		return only;
 	}
-	nparts = 0;
-	for (int i = 0; i < ncols; i++)
-	{
-		bool		null;
-		Datum		d = slot_getattr(slot, cols[i], &null);
-
-		if (!null)
-			parts[nparts++] = DatumGetTextPP(d);
-	}
+	/* detoasted only now that there are several to join */
+	parts = palloc(sizeof(text *) * nparts);
+	for (int i = 0; i < nparts; i++)
+		parts[i] = DatumGetTextPP(values[i]);
+	pfree(values);
 	whole = SimhashJoinTexts(parts, nparts);
 	pfree(parts);
 	*built = true;

@@ -134,6 +134,23 @@ SimhashKnnPrefixPathkeys(PlannerInfo *root, RelOptInfo *rel, List *simhash_index
 }
 
 /*
+ * Run core's index path generator for "indexes" of "rel" only, as if the
+ * query wanted "pathkeys"; the relation and the query are left as they were.
+ */
+static void
+SimhashCreatePathsFor(PlannerInfo *root, RelOptInfo *rel, List *indexes, List *pathkeys)
+{
+	List	   *saved_indexlist = rel->indexlist;
+	List	   *saved_pathkeys = root->query_pathkeys;
+
+	rel->indexlist = indexes;
+	root->query_pathkeys = pathkeys;
+	create_index_paths(root, rel);
+	rel->indexlist = saved_indexlist;
+	root->query_pathkeys = saved_pathkeys;
+}
+
+/*
  * Remove the nearest-neighbour paths that core built for a leading part of
  * a longer ORDER BY, and build in their place the paths core builds for an
  * ORDER BY that no index matches.  PostgreSQL 15 and 16 match an ORDER BY
@@ -148,8 +165,6 @@ SimhashKnnPrefixPathkeys(PlannerInfo *root, RelOptInfo *rel, List *simhash_index
 void
 SimhashRemovePartialOrderPaths(PlannerInfo *root, RelOptInfo *rel, List *simhash_indexes)
 {
-	List	   *saved_indexlist = rel->indexlist;
-	List	   *saved_pathkeys = root->query_pathkeys;
 	int			nkeys = list_length(root->query_pathkeys);
 	List	   *indexes = NIL;
 	ListCell   *lc;
@@ -173,11 +188,7 @@ SimhashRemovePartialOrderPaths(PlannerInfo *root, RelOptInfo *rel, List *simhash
 	 * The unordered scans that a path with an ORDER BY took the place of
 	 * (build_index_paths makes one path per index and parameterization)
 	 */
-	rel->indexlist = indexes;
-	root->query_pathkeys = NIL;
-	create_index_paths(root, rel);
-	rel->indexlist = saved_indexlist;
-	root->query_pathkeys = saved_pathkeys;
+	SimhashCreatePathsFor(root, rel, indexes, NIL);
 }
 
 /*
@@ -189,16 +200,11 @@ void
 SimhashCreateIndexPaths(PlannerInfo *root, RelOptInfo *rel, List *simhash_indexes,
 						List *prefix_pathkeys)
 {
-	List	   *saved_indexlist = rel->indexlist;
-	List	   *saved_pathkeys = root->query_pathkeys;
-
 	ListCell   *lc;
 
 	if (prefix_pathkeys == NIL)
 	{
-		rel->indexlist = simhash_indexes;
-		create_index_paths(root, rel);
-		rel->indexlist = saved_indexlist;
+		SimhashCreatePathsFor(root, rel, simhash_indexes, root->query_pathkeys);
 		return;
 	}
 
@@ -210,11 +216,7 @@ SimhashCreateIndexPaths(PlannerInfo *root, RelOptInfo *rel, List *simhash_indexe
 	 */
 	foreach(lc, simhash_indexes)
 	{
-		rel->indexlist = list_make1(lfirst(lc));
-		root->query_pathkeys = prefix_pathkeys;
-		create_index_paths(root, rel);
-		rel->indexlist = saved_indexlist;
-		root->query_pathkeys = saved_pathkeys;
+		SimhashCreatePathsFor(root, rel, list_make1(lfirst(lc)), prefix_pathkeys);
 		SimhashAddNearestSortPaths(root, rel, prefix_pathkeys);
 	}
 }

@@ -20,5 +20,6 @@ gcc $("$pgc" --cflags) $("$pgc" --cppflags) -Wno-missing-prototypes -Wno-unused-
 	$inc -I"$("$pgc" --includedir-server)" "$@" \
 	-no-pie -o "$out" "$here/fpharness.c" \
 	"$fp/tokenize.c" "$fp/textsource.c" "$fp/fingerprint.c" \
+	$([ -f "$fp/featureset.c" ] && echo "$fp/featureset.c") \
 	-L"$("$pgc" --pkglibdir)" -L"$("$pgc" --libdir)" -lpgcommon -lpgport \
 	-Wl,--unresolved-symbols=ignore-all

@@ -22,6 +22,7 @@
 #include "utils/selfuncs.h"
 
 #include "simhash.h"
+#include "simhash_compat_planner.h"
 
 /* pairs of sample values compared for a join estimate, per side */
 #define SIMHASH_MAX_PAIR_VALUES	300

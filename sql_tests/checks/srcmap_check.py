@@ -12,6 +12,8 @@ srcmap_check.py -- src/README opens with a map of src/; this keeps it true.
   exists in src/.
 - No header in src/ is longer than 300 lines (unicode_table.h, generated,
   aside).
+- PG_VERSION_NUM is tested only in the compat headers (COMPAT below): one
+  place to read and update per PostgreSQL major version.
 
 Needs no cluster; runs with the other checks.  "srcmap_check.py --self-test"
 shows that each check can fail.
@@ -27,6 +29,7 @@ MAX_HEADER_LINES = 300
 GENERATED = {"fingerprint/unicode_table.h"}
 # PostgreSQL's own files the design notes refer to
 POSTGRES_FILES = {"createplan.c", "generic_xlog.h", "rowsecurity.c", "setrefs.c", "skey.h"}
+COMPAT = {"core/simhash_compat.h", "core/simhash_compat_planner.h"}
 BUILD_OUTPUT = (".o", ".bc", ".so", ".a", ".dylib", ".dll")
 
 FILE_LINE = re.compile(r"^  (?:-- )?([A-Za-z0-9_./-]+\.(?:c|h|sql))(\s|$)")
@@ -121,6 +124,19 @@ def check_headers(files):
     return errors
 
 
+def check_versions(files):
+    """Errors: PG_VERSION_NUM outside the compat headers."""
+    errors = []
+    for f in files:
+        if f.endswith((".c", ".h")) and f not in COMPAT:
+            with open(os.path.join(SRC, f), encoding="utf-8", errors="replace") as fh:
+                for n, line in enumerate(fh, 1):
+                    if "PG_VERSION_NUM" in line:
+                        errors.append("src/%s:%d tests PG_VERSION_NUM (only %s may)"
+                                      % (f, n, " and ".join(sorted(COMPAT))))
+    return errors
+
+
 def run(text, files):
     """All errors for README text "text" and src/ files "files"."""
     corpus = []
@@ -130,7 +146,8 @@ def run(text, files):
                 corpus.append(fh.read())
     basenames = {os.path.basename(f) for f in files}
     return (check_map(text, files) + check_names(text, "\n".join(corpus), basenames)
-            + check_headers([f for f in files if os.path.exists(os.path.join(SRC, f))]))
+            + check_headers([f for f in files if os.path.exists(os.path.join(SRC, f))])
+            + check_versions([f for f in files if os.path.exists(os.path.join(SRC, f))]))
 
 
 def self_test(text, files):

@@ -7,7 +7,7 @@
  * without decoding the whole page, and the inline decoders of the scans'
  * hot loop (varints, rests, payloads).  shpage.c holds the rest of the
  * page code; nothing here calls into it: a damaged entry is reported with
- * SimhashLeafCorrupt, inline.  Used only inside src/access/.  See
+ * SimhashLeafCorrupt (shcorrupt.h), inline.  Used only inside src/access/.  See
  * src/README, "Entry encoding".
  *
  * Copyright (c) 2026, the simhash authors
@@ -20,14 +20,7 @@
 #ifndef SHLEAF_H
 #define SHLEAF_H
 
-#include "storage/bufmgr.h"
-#include "utils/lsyscache.h"
-#if PG_VERSION_NUM >= 160000
-#include "utils/relfilenumbermap.h"
-#else
-#include "utils/relfilenodemap.h"
-#endif
-
+#include "shcorrupt.h"
 #include "shpage.h"
 
 /* incremental writing of a leaf's sorted area (shpage.c) */
@@ -70,73 +63,6 @@ typedef struct SimhashLeafCursor
 extern void SimhashLeafCursorSeek(SimhashLeafCursor *cur, Page page,
 								  SimhashSortKey from);
 extern bool SimhashLeafCursorNextAppended(SimhashLeafCursor *cur, SimhashEntry *e);
-
-/*
- * The buffer whose page holds the byte at "where", or InvalidBuffer if it is
- * in no buffer (a page image being built).
- */
-static inline Buffer
-SimhashBufferHolding(const void *where)
-{
-	const char *p = (const char *) where;
-
-	if (BufferBlocks != NULL && p >= BufferBlocks &&
-		p < BufferBlocks + (Size) NBuffers * BLCKSZ)
-		return (Buffer) ((p - BufferBlocks) / BLCKSZ) + 1;
-	for (int i = 0; i < NLocBuffer; i++)
-	{
-		const char *block = (const char *) LocalBufferBlockPointers[i];
-
-		if (block != NULL && p >= block && p < block + BLCKSZ)
-			return -(i + 1);
-	}
-	return InvalidBuffer;
-}
-
-/*
- * Report a leaf page whose contents contradict themselves; "where" is any
- * byte of the page.  The decoders see only the page, so the index and the
- * block are found from the buffer that holds it (pinned by the caller).
- * Inline, in core's terms only: the page format's header calls nothing in
- * the page code.
- */
-pg_noreturn static inline void
-SimhashLeafCorrupt(const void *where, const char *what)
-{
-	Buffer		buf = SimhashBufferHolding(where);
-	RelFileLocator loc;
-	ForkNumber	fork;
-	BlockNumber blkno;
-	Oid			relid;
-	char	   *name = NULL;
-
-	if (!BufferIsValid(buf))
-		ereport(ERROR,
-				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("simhash index contains a corrupted leaf page"),
-				 errdetail("%s", what),
-				 errhint("Please REINDEX it.")));
-	BufferGetTag(buf, &loc, &fork, &blkno);
-#if PG_VERSION_NUM >= 160000
-	relid = RelidByRelfilenumber(loc.spcOid, loc.relNumber);
-#else
-	relid = RelidByRelfilenode(loc.spcNode, loc.relNode);
-#endif
-	if (OidIsValid(relid))
-		name = get_rel_name(relid);
-	if (name == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("simhash index with relfilenode %u contains a corrupted leaf page at block %u",
-						SimhashLocatorNumber(loc), blkno),
-				 errdetail("%s", what),
-				 errhint("Please REINDEX it.")));
-	ereport(ERROR,
-			(errcode(ERRCODE_INDEX_CORRUPTED),
-			 errmsg("index \"%s\" contains a corrupted leaf page at block %u", name, blkno),
-			 errdetail("%s", what),
-			 errhint("Please REINDEX it.")));
-}
 
 /* Decode a varint at p; advances p. */
 static inline uint64

@@ -35,6 +35,12 @@
 #include "storage/proc.h"
 #include "utils/rel.h"
 #include "utils/relcache.h"
+#if PG_VERSION_NUM >= 160000
+#include "parser/parse_relation.h"
+#include "utils/relfilenumbermap.h"
+#else
+#include "utils/relfilenodemap.h"
+#endif
 
 #if PG_VERSION_NUM < 150000
 #error "simhash needs PostgreSQL 15 or later"
@@ -125,11 +131,40 @@ typedef RelFileNode RelFileLocator;
 	build_attrmap_by_name(indesc, outdesc)
 #endif
 
-/* 18: ExecutorRun lost execute_once (a portal runs a plan once anyway) */
+/*
+ * 18: ExecutorRun lost execute_once (a portal runs a plan once anyway).
+ * An ExecutorRun hook is declared with SIMHASH_EXECUTOR_RUN_PARAMS and
+ * passes the call on with SimhashExecutorRunNext(fn).
+ */
 #if PG_VERSION_NUM >= 180000
 #define SimhashExecutorRun(qd, dir, count)	ExecutorRun(qd, dir, count)
+#define SIMHASH_EXECUTOR_RUN_PARAMS \
+	QueryDesc *queryDesc, ScanDirection direction, uint64 count
+#define SimhashExecutorRunNext(fn)	(fn)(queryDesc, direction, count)
 #else
 #define SimhashExecutorRun(qd, dir, count)	ExecutorRun(qd, dir, count, true)
+#define SIMHASH_EXECUTOR_RUN_PARAMS \
+	QueryDesc *queryDesc, ScanDirection direction, uint64 count, bool execute_once
+#define SimhashExecutorRunNext(fn)	(fn)(queryDesc, direction, count, execute_once)
+#endif
+
+/*
+ * 16: the permissions of a range table entry moved into the statement's
+ * RTEPermissionInfo list; the rights a statement requires on an entry.
+ */
+#if PG_VERSION_NUM >= 160000
+#define SimhashRteRequiredPerms(stmt, rte) \
+	((rte)->perminfoindex != 0 ? \
+	 getRTEPermissionInfo((stmt)->permInfos, (rte))->requiredPerms : (AclMode) 0)
+#else
+#define SimhashRteRequiredPerms(stmt, rte)	((rte)->requiredPerms)
+#endif
+
+/* 16: the relation of a relfilenode is found by its RelFileNumber */
+#if PG_VERSION_NUM >= 160000
+#define SimhashRelidByLocator(loc)	RelidByRelfilenumber((loc).spcOid, (loc).relNumber)
+#else
+#define SimhashRelidByLocator(loc)	RelidByRelfilenode((loc).spcNode, (loc).relNode)
 #endif
 
 /*

@@ -5,7 +5,7 @@
  *
  * The planning half: set_join_pathlist_hook offers the path for an inner
  * join on "dist(x, y) <= k" (any spelling clause.c recognizes), costs it,
- * and turns it into a CustomScan; execution is in shjoinexec.c.  See
+ * and turns it into a CustomScan; execution is in bandjoin_exec.c.  See
  * src/README, "The band join".
  *
  * Copyright (c) 2026, the simhash authors

@@ -5,7 +5,7 @@
  *	  stream the outer side past it.
  *
  * The node's callbacks, its set-up and the probe plan; the inner batches
- * are built in shjointable.c and probed in shjoinprobe.c.  See src/README,
+ * are built in bandjoin_table.c and probed in bandjoin_probe.c.  See src/README,
  * "The band join".
  *
  * Copyright (c) 2026, the simhash authors

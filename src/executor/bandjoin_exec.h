@@ -1,8 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * bandjoin_exec.h
- *	  SimhashJoin execution state, shared by the node (shjoinexec.c), the
- *	  inner batches (shjointable.c) and the probes (shjoinprobe.c).
+ *	  SimhashJoin execution state, shared by the node (bandjoin_exec.c), the
+ *	  inner batches (bandjoin_table.c) and the probes (bandjoin_probe.c).
  *
  * Copyright (c) 2026, the simhash authors
  *
@@ -125,12 +125,12 @@ typedef struct SimhashJoinState
 	int			max_batches;
 } SimhashJoinState;
 
-/* shjointable.c */
+/* bandjoin_table.c */
 extern bool SimhashEvalArg(SimhashJoinState *state, ExprState *expr, int attno, uint64 *fp);
 extern void SimhashJoinPlanProbes(SimhashJoinState *state);
 extern void SimhashJoinLoadBatch(SimhashJoinState *state);
 
-/* shjoinprobe.c */
+/* bandjoin_probe.c */
 extern TupleTableSlot *SimhashJoinNextPair(SimhashJoinState *state);
 
 #endif							/* SHJOINEXEC_H */

@@ -30,9 +30,6 @@
 #include "lib/ilist.h"
 #include "nodes/plannodes.h"
 #include "parser/parsetree.h"
-#if PG_VERSION_NUM >= 160000
-#include "parser/parse_relation.h"
-#endif
 #include "utils/acl.h"
 #include "utils/memutils.h"
 
@@ -65,12 +62,7 @@ static TimestampTz loaded_stmt_start = 0;
 static bool
 SimhashRteNeedsSelect(PlannedStmt *stmt, RangeTblEntry *rte)
 {
-#if PG_VERSION_NUM >= 160000
-	return rte->perminfoindex != 0 &&
-		(getRTEPermissionInfo(stmt->permInfos, rte)->requiredPerms & ACL_SELECT) != 0;
-#else
-	return (rte->requiredPerms & ACL_SELECT) != 0;
-#endif
+	return (SimhashRteRequiredPerms(stmt, rte) & ACL_SELECT) != 0;
 }
 
 /* Memory context reset callback: the statement is over, forget its entry. */
@@ -150,28 +142,15 @@ SimhashNoteStatementTargets(QueryDesc *queryDesc)
 }
 
 /* ExecutorRun hook: note the statement's targets, then run it (18: no execute_once). */
-#if PG_VERSION_NUM >= 180000
 static void
-SimhashRlsExecutorRun(QueryDesc *queryDesc, ScanDirection direction, uint64 count)
+SimhashRlsExecutorRun(SIMHASH_EXECUTOR_RUN_PARAMS)
 {
 	SimhashNoteStatementTargets(queryDesc);
 	if (prev_RlsExecutorRun)
-		prev_RlsExecutorRun(queryDesc, direction, count);
+		SimhashExecutorRunNext(prev_RlsExecutorRun);
 	else
-		standard_ExecutorRun(queryDesc, direction, count);
+		SimhashExecutorRunNext(standard_ExecutorRun);
 }
-#else
-static void
-SimhashRlsExecutorRun(QueryDesc *queryDesc, ScanDirection direction, uint64 count,
-					  bool execute_once)
-{
-	SimhashNoteStatementTargets(queryDesc);
-	if (prev_RlsExecutorRun)
-		prev_RlsExecutorRun(queryDesc, direction, count, execute_once);
-	else
-		standard_ExecutorRun(queryDesc, direction, count, execute_once);
-}
-#endif
 
 /* Install the executor hook (from _PG_init). */
 void

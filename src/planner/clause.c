@@ -4,7 +4,7 @@
  *	  Recognize "dist(a, b) <= k" in all its spellings.
  *
  * One recognizer for the index rewrite (planner.c) and the band join
- * (shjoin.c): each then decides which operand is its column or its side.
+ * (bandjoin.c): each then decides which operand is its column or its side.
  *
  * Copyright (c) 2026, the simhash authors
  *

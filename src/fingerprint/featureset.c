@@ -295,3 +295,15 @@ SimhashReportFeatureTooLong(Size len)
 					   len),
 			 errhint("Use simhash(text), which needs no feature texts.")));
 }
+
+/* Sum of the weights of a feature set, each min(occurrences, cap). */
+uint64
+SimhashFeatureSetSumWeights(const SimhashFeatureSet *fs, uint64 cap)
+{
+	const uint32 *occupied = SimhashFeatureSetOccupied(fs);
+	uint64		sum = 0;
+
+	for (uint32 k = 0; k < fs->nfeatures; k++)
+		sum += Min((uint64) fs->slots[occupied[k]].count, cap);
+	return sum;
+}

@@ -115,6 +115,7 @@ SimhashFeatureSetOccupied(const SimhashFeatureSet *fs)
 	return (uint32 *) (fs->slots + fs->mask + 1);
 }
 
+extern uint64 SimhashFeatureSetSumWeights(const SimhashFeatureSet *fs, uint64 cap);
 extern SimhashFeatureSet *SimhashCreateFeatureSet(bool keep_text, size_t expect_bytes);
 extern void SimhashNewFeature(SimhashFeatureSet *fs, uint32 slot, uint64 h,
 							  const char *s, size_t len);

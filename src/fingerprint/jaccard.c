@@ -46,18 +46,6 @@ PG_FUNCTION_INFO_V1(simhash_jaccard_text);
 /* features visited between two checks for interrupts */
 #define SIMHASH_JACCARD_CHECK_EVERY	65536
 
-/* Sum of the weights of a feature set, each min(occurrences, cap). */
-static uint64
-SimhashSumWeights(const SimhashFeatureSet *fs, uint64 cap)
-{
-	const uint32 *occupied = SimhashFeatureSetOccupied(fs);
-	uint64		sum = 0;
-
-	for (uint32 k = 0; k < fs->nfeatures; k++)
-		sum += Min((uint64) fs->slots[occupied[k]].count, cap);
-	return sum;
-}
-
 /*
  * Sum over the features of "small" of min(weight in small, weight in big),
  * the weights being capped at each set's own cap.
@@ -112,7 +100,7 @@ static void
 SimhashJaccardWeigh(SimhashJaccardSide *side)
 {
 	side->cap = SimhashFeatureSetCap(side->fs);
-	side->sum = SimhashSumWeights(side->fs, side->cap);
+	side->sum = SimhashFeatureSetSumWeights(side->fs, side->cap);
 }
 
 /* Is a text too long to cache (and perhaps to detoast whole)? */

@@ -56,25 +56,12 @@ SimhashRadiusForWeight(uint64 weight)
 	return SIMHASH_RADIUS_MAX;
 }
 
-/* Total weight of an extracted feature set, as simhash(text) weighs it. */
-static uint64
-SimhashFeatureSetWeight(const SimhashFeatureSet *fs)
-{
-	uint64		cap = SimhashFeatureSetCap(fs);
-	const uint32 *occupied = SimhashFeatureSetOccupied(fs);
-	uint64		w = 0;
-
-	for (uint32 k = 0; k < fs->nfeatures; k++)
-		w += Min((uint64) fs->slots[occupied[k]].count, cap);
-	return w;
-}
-
 /* The radius proposed for a text (a text Datum); the near-duplicate trigger's k 'auto'. */
 int
 SimhashRadiusOfText(Datum textdatum)
 {
 	SimhashFeatureSet *fs = SimhashExtractFeatures(textdatum, false);
-	uint64		weight = SimhashFeatureSetWeight(fs);
+	uint64		weight = SimhashFeatureSetSumWeights(fs, SimhashFeatureSetCap(fs));
 
 	SimhashFreeFeatureSet(fs);
 	return SimhashRadiusForWeight(weight);

@@ -60,17 +60,30 @@ static const uint8 simhash_byteclass[256] = {
 #define SIMHASH_BYTES(x)		(UINT64CONST(0x0101010101010101) * (x))
 #define SIMHASH_HIGH_BITS		SIMHASH_BYTES(0x80)
 
-/* Load 8 bytes of text, s[0] in the lowest byte. */
-static inline uint64
-SimhashLoad8(const unsigned char *s)
+/* Load 4 bytes little-endian, each OR'ed with orbyte. */
+static inline uint32
+SimhashLoadLE32(const unsigned char *s, uint8 orbyte)
 {
-	uint64		w;
+	uint32		v;
 
-	memcpy(&w, s, sizeof(w));
+	memcpy(&v, s, sizeof(v));
 #ifdef WORDS_BIGENDIAN
-	w = pg_bswap64(w);
+	v = pg_bswap32(v);
 #endif
-	return w;
+	return v | ((uint32) 0x01010101 * orbyte);
+}
+
+/* Load 8 bytes little-endian, each OR'ed with orbyte. */
+static inline uint64
+SimhashLoadLE64(const unsigned char *s, uint8 orbyte)
+{
+	uint64		v;
+
+	memcpy(&v, s, sizeof(v));
+#ifdef WORDS_BIGENDIAN
+	v = pg_bswap64(v);
+#endif
+	return v | (UINT64CONST(0x0101010101010101) * orbyte);
 }
 
 /*
@@ -110,7 +123,7 @@ SimhashScanAsciiWord(const unsigned char *s, size_t i, size_t len, bool *upper)
 	while (i + 8 <= len)
 	{
 		uint64		wup;
-		uint64		stop = ~SimhashAsciiWordBytes(SimhashLoad8(s + i), &wup) &
+		uint64		stop = ~SimhashAsciiWordBytes(SimhashLoadLE64(s + i, 0), &wup) &
 			SIMHASH_HIGH_BITS;
 
 		/* the bits of the bytes before the first stop (all if none) */
@@ -141,10 +154,10 @@ SimhashSkipAsciiSeparators(const unsigned char *s, size_t i, size_t len)
 {
 	while (i + 9 <= len)
 	{
-		uint64		w = SimhashLoad8(s + i);
+		uint64		w = SimhashLoadLE64(s + i, 0);
 		uint64		unused;
 		uint64		go = ~SimhashAsciiWordBytes(w, &unused) & ~w &
-			~SimhashLoad8(s + i + 1) & SIMHASH_HIGH_BITS;
+			~SimhashLoadLE64(s + i + 1, 0) & SIMHASH_HIGH_BITS;
 		uint64		stop = ~go & SIMHASH_HIGH_BITS;
 
 		if (stop != 0)
@@ -215,7 +228,7 @@ SimhashClassifyBlock(const unsigned char *s, uint64 *nonascii)
 
 	for (int k = 0; k < SIMHASH_BLOCK / 8; k++)
 	{
-		uint64		w = SimhashLoad8(s + 8 * k);
+		uint64		w = SimhashLoadLE64(s + 8 * k, 0);
 		uint64		unused;
 
 		any |= w;
@@ -225,7 +238,7 @@ SimhashClassifyBlock(const unsigned char *s, uint64 *nonascii)
 	if (any & SIMHASH_HIGH_BITS)
 	{
 		for (int k = 0; k < SIMHASH_BLOCK / 8; k++)
-			*nonascii |= (uint64) SimhashPackMarks(SimhashLoad8(s + 8 * k) &
+			*nonascii |= (uint64) SimhashPackMarks(SimhashLoadLE64(s + 8 * k, 0) &
 												   SIMHASH_HIGH_BITS) << (8 * k);
 	}
 	return word;

@@ -329,7 +329,7 @@ SimhashFeedAscii(SimhashTokenizer *tk, const unsigned char *s, size_t i, size_t 
 			if (i + wl + 8 > len || wl >= SIMHASH_SHORT_WORD)
 				return i;		/* near the end, or long: the general path */
 			memcpy(&raw, s + i + wl, sizeof(raw));
-			stop = ~SimhashAsciiWordBytes(SimhashLoad8(s + i + wl), &unused) &
+			stop = ~SimhashAsciiWordBytes(SimhashLoadLE64(s + i + wl, 0), &unused) &
 				SIMHASH_HIGH_BITS;
 			raw |= SIMHASH_BYTES(0x20);
 			memcpy(buf + wl, &raw, sizeof(raw));
@@ -465,6 +465,29 @@ SimhashSkippableSeparator(uint8 props)
 }
 
 /*
+ * The properties of the three-byte character whose UTF-8 starts in the low
+ * bytes of v, if it is well formed and a boundary; 0 otherwise.
+ */
+static inline uint8
+SimhashBoundaryProps3(uint32 v)
+{
+	pg_wchar	c = SimhashDecode3Word(v);
+	uint8		props;
+
+	if (c == 0)
+		return 0;
+	props = SimhashCharProps(c);
+	return (props & SIMHASH_UFLAG_BOUNDARY) ? props : 0;
+}
+
+/* Count the three-byte character at s, a segment of its own, as a feature. */
+static inline void
+SimhashAddHan(SimhashTokenizer *tk, const unsigned char *s)
+{
+	SimhashAddFeatureHash(tk->fs, SimhashHashShort(s, 3, 0), (const char *) s, 3);
+}
+
+/*
  * Chinese: from s[i], Han characters of three bytes, NFKC-stable and not
  * folding, each followed by a boundary (so each is a segment of its own),
  * with no word or kana run pending: each is a feature of its own, hashed
@@ -491,18 +514,13 @@ SimhashFeedHan(SimhashTokenizer *tk, const unsigned char *s, size_t i, size_t le
 		if ((v & 0x80) == 0)
 		{
 			/* ASCII is a boundary: back to the ASCII paths */
-			SimhashAddFeatureHash(tk->fs, SimhashHashShort(s + i, 3, 0),
-								  (const char *) s + i, 3);
+			SimhashAddHan(tk, s + i);
 			return i + 3;
 		}
-		c = SimhashDecode3Word(v);
-		if (c == 0)
+		props = SimhashBoundaryProps3(v);
+		if (props == 0)
 			break;
-		props = SimhashCharProps(c);
-		if (!(props & SIMHASH_UFLAG_BOUNDARY))
-			break;
-		SimhashAddFeatureHash(tk->fs, SimhashHashShort(s + i, 3, 0),
-							  (const char *) s + i, 3);
+		SimhashAddHan(tk, s + i);
 		i += 3;
 		if ((props & SIMHASH_HAN_MASK) == SIMHASH_HAN_PLAIN)
 			continue;
@@ -518,11 +536,8 @@ SimhashFeedHan(SimhashTokenizer *tk, const unsigned char *s, size_t i, size_t le
 		v = SimhashLoadLE32(s + i + 3, 0);
 		if ((v & 0x80) == 0)
 			return i + 3;		/* ASCII next */
-		c = SimhashDecode3Word(v);
-		if (c == 0)
-			break;
-		props = SimhashCharProps(c);
-		if (!(props & SIMHASH_UFLAG_BOUNDARY))
+		props = SimhashBoundaryProps3(v);
+		if (props == 0)
 			break;
 		i += 3;
 		if ((props & SIMHASH_HAN_MASK) != SIMHASH_HAN_PLAIN)
@@ -550,7 +565,7 @@ SimhashFeed(SimhashTokenizer *tk, const unsigned char *s, size_t len, bool final
 
 		if (b < 0x80 && tk->wlen == 0 && !tk->streaming && tk->kana_run == 0 &&
 			i + SIMHASH_BLOCK < len &&
-			(SimhashLoad8(s + i) & SIMHASH_HIGH_BITS) == 0)
+			(SimhashLoadLE64(s + i, 0) & SIMHASH_HIGH_BITS) == 0)
 		{
 			/* fast path: ASCII prose (8 bytes of it at least), a block at a time */
 			size_t		start = i;

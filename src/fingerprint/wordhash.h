@@ -21,39 +21,13 @@
 #ifndef SIMHASH_WORDHASH_H
 #define SIMHASH_WORDHASH_H
 
-#include "port/pg_bswap.h"
+#include "textscan.h"
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
 /* longest feature SimhashHashShort hashes */
 #define SIMHASH_SHORT_HASH		16
-
-/* Load 4 bytes little-endian, each OR'ed with orbyte. */
-static inline uint32
-SimhashLoadLE32(const unsigned char *s, uint8 orbyte)
-{
-	uint32		v;
-
-	memcpy(&v, s, sizeof(v));
-#ifdef WORDS_BIGENDIAN
-	v = pg_bswap32(v);
-#endif
-	return v | ((uint32) 0x01010101 * orbyte);
-}
-
-/* Load 8 bytes little-endian, each OR'ed with orbyte. */
-static inline uint64
-SimhashLoadLE64(const unsigned char *s, uint8 orbyte)
-{
-	uint64		v;
-
-	memcpy(&v, s, sizeof(v));
-#ifdef WORDS_BIGENDIAN
-	v = pg_bswap64(v);
-#endif
-	return v | (UINT64CONST(0x0101010101010101) * orbyte);
-}
 
 /*
  * XXH3_64bits() of the len bytes at s, 1 <= len <= 16, each byte OR'ed with

@@ -1,0 +1,90 @@
+#!/bin/bash
+# bench/compare_builds.sh -- two builds of simhash.so in one PostgreSQL,
+# alternated session by session (A B B A per round), over the index,
+# planner and ingest measurements of bench/compare/round.sql; prints, per
+# measurement, the median CPU ms of each build and the median over rounds
+# of the per-round ratio B/A, beside stock-PostgreSQL baselines ("base: ...")
+# measured in the same sessions (their B/A shows the noise).
+#
+#   PG_CONFIG=... PGHOST=... PGPORT=... bash bench/compare_builds.sh A.so B.so [ROUNDS]
+#
+# A.so and B.so: two builds of the extension for the PostgreSQL of PG_CONFIG,
+# with the same SQL script and on-disk index format (the rows and indexes of
+# bench/compare/setup.sql are made once and read by both).  Between sessions
+# $libdir/simhash.so is replaced by rename (a running backend keeps the file
+# it mapped, as bench/index/radius.sh does); each session is a new backend
+# that LOADs the library first.  Leaves B.so installed.  Run as root; psql
+# runs as postgres.  The server must be able to write COPYFILE.
+#
+# Knobs: ROUNDS (5; argument 3), DB (postgres), N (1000000: rows of the
+# uniform and clustered tables; the planner table cb_pl is always 1M),
+# ING_BASE (300000 rows in the ingest table), ING_NEW (100000 rows COPYed),
+# COPYFILE (/tmp/compare_builds.copy), SKIP_SETUP=1 (reuse the tables;
+# cb_r, the results, is emptied unless KEEP_RESULTS=1).
+#
+# Time per session about 30-40 s at the defaults on 2 shared cores; the
+# setup about 10 s.  The CPU time of the backend (/proc/self/schedstat) is
+# the figure: on a loaded machine the wall clock also counts waiting for a
+# core.  Result counts (rows found, pairs, links) must agree between
+# builds: a line "MISMATCH" says they do not.
+set -euo pipefail
+a_so=${1:?usage: compare_builds.sh A.so B.so [ROUNDS]}
+b_so=${2:?usage: compare_builds.sh A.so B.so [ROUNDS]}
+rounds=${3:-${ROUNDS:-5}}
+db=${DB:-postgres}
+n=${N:-1000000}
+copyfile=${COPYFILE:-/tmp/compare_builds.copy}
+libdir=$("${PG_CONFIG:-pg_config}" --pkglibdir)
+bindir=$("${PG_CONFIG:-pg_config}" --bindir)
+here=$(cd "$(dirname "$0")" && pwd)
+
+log() { echo "[$(date -u +%H:%M:%S)] $*" >&2; }
+
+install_so() {
+	cp "$1" "$libdir/simhash.so.tmp"
+	mv "$libdir/simhash.so.tmp" "$libdir/simhash.so"
+}
+
+q() {
+	runuser -u postgres -- env PGHOST="${PGHOST:-}" PGPORT="${PGPORT:-5432}" \
+		"$bindir/psql" -X -q -v ON_ERROR_STOP=1 -d "$db" "$@"
+}
+
+if [ -z "${SKIP_SETUP:-}" ]; then
+	install_so "$b_so"
+	log "setup: N=$n"
+	q -v n="$n" -v ing_base="${ING_BASE:-300000}" -v ing_new="${ING_NEW:-100000}" \
+		-v copyfile="$copyfile" -f "$here/compare/setup.sql" >/dev/null
+elif [ -z "${KEEP_RESULTS:-}" ]; then
+	q -c "DELETE FROM cb_r"
+fi
+
+for r in $(seq 1 "$rounds"); do
+	for label in A B B A; do
+		if [ "$label" = A ]; then install_so "$a_so"; else install_so "$b_so"; fi
+		log "round $r: $label (load $(cut -d' ' -f1 /proc/loadavg))"
+		q -v label="$label" -v round="$r" -v copyfile="$copyfile" -f "$here/compare/round.sql" >/dev/null
+	done
+done
+install_so "$b_so"
+
+q -c "
+SELECT metric, string_agg(DISTINCT label || '=' || result, ' ') AS results
+FROM cb_r GROUP BY metric HAVING count(DISTINCT result) > 1" -tA | sed 's/^/MISMATCH /'
+q -P footer=off -c "
+WITH per_round AS (
+	SELECT metric, round,
+		   sum(cpu_ms) FILTER (WHERE label = 'B') / sum(cpu_ms) FILTER (WHERE label = 'A') AS cpu_ratio,
+		   sum(wall_ms) FILTER (WHERE label = 'B') / sum(wall_ms) FILTER (WHERE label = 'A') AS wall_ratio
+	FROM cb_r WHERE label IN ('A', 'B') GROUP BY metric, round)
+SELECT p.metric,
+	   (SELECT round((percentile_cont(0.5) WITHIN GROUP (ORDER BY cpu_ms))::numeric, 1)
+		FROM cb_r WHERE label = 'A' AND metric = p.metric) AS a_cpu_ms,
+	   (SELECT round((percentile_cont(0.5) WITHIN GROUP (ORDER BY cpu_ms))::numeric, 1)
+		FROM cb_r WHERE label = 'B' AND metric = p.metric) AS b_cpu_ms,
+	   round((percentile_cont(0.5) WITHIN GROUP (ORDER BY cpu_ratio))::numeric, 3) AS b_over_a_cpu,
+	   round(min(cpu_ratio)::numeric, 2) || '-' || round(max(cpu_ratio)::numeric, 2) AS range_cpu,
+	   round((percentile_cont(0.5) WITHIN GROUP (ORDER BY wall_ratio))::numeric, 3) AS b_over_a_wall,
+	   count(*) AS rounds
+FROM per_round p GROUP BY p.metric
+ORDER BY (SELECT min(ctid::text::point[0] * 1000 + ctid::text::point[1]) FROM cb_r c WHERE c.metric = p.metric)"

@@ -68,23 +68,4 @@ for r in $(seq 1 "$rounds"); do
 done
 install_so "$b_so"
 
-q -c "
-SELECT metric, string_agg(DISTINCT label || '=' || result, ' ') AS results
-FROM cb_r GROUP BY metric HAVING count(DISTINCT result) > 1" -tA | sed 's/^/MISMATCH /'
-q -P footer=off -c "
-WITH per_round AS (
-	SELECT metric, round,
-		   sum(cpu_ms) FILTER (WHERE label = 'B') / sum(cpu_ms) FILTER (WHERE label = 'A') AS cpu_ratio,
-		   sum(wall_ms) FILTER (WHERE label = 'B') / sum(wall_ms) FILTER (WHERE label = 'A') AS wall_ratio
-	FROM cb_r WHERE label IN ('A', 'B') GROUP BY metric, round)
-SELECT p.metric,
-	   (SELECT round((percentile_cont(0.5) WITHIN GROUP (ORDER BY cpu_ms))::numeric, 1)
-		FROM cb_r WHERE label = 'A' AND metric = p.metric) AS a_cpu_ms,
-	   (SELECT round((percentile_cont(0.5) WITHIN GROUP (ORDER BY cpu_ms))::numeric, 1)
-		FROM cb_r WHERE label = 'B' AND metric = p.metric) AS b_cpu_ms,
-	   round((percentile_cont(0.5) WITHIN GROUP (ORDER BY cpu_ratio))::numeric, 3) AS b_over_a_cpu,
-	   round(min(cpu_ratio)::numeric, 2) || '-' || round(max(cpu_ratio)::numeric, 2) AS range_cpu,
-	   round((percentile_cont(0.5) WITHIN GROUP (ORDER BY wall_ratio))::numeric, 3) AS b_over_a_wall,
-	   count(*) AS rounds
-FROM per_round p GROUP BY p.metric
-ORDER BY (SELECT min(ctid::text::point[0] * 1000 + ctid::text::point[1]) FROM cb_r c WHERE c.metric = p.metric)"
+q -tA -f "$here/compare/report.sql"

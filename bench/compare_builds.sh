@@ -20,7 +20,9 @@
 # uniform and clustered tables; the planner table cb_pl is always 1M),
 # ING_BASE (300000 rows in the ingest table), ING_NEW (100000 rows COPYed),
 # COPYFILE (/tmp/compare_builds.copy), SKIP_SETUP=1 (reuse the tables;
-# cb_r, the results, is emptied unless KEEP_RESULTS=1).
+# cb_r, the results, is emptied unless KEEP_RESULTS=1), ROUND_SQL (file
+# under bench/compare/ run per session: round.sql, or focus_round.sql for
+# two measurements and their baselines in short sessions).
 #
 # Time per session about 30-40 s at the defaults on 2 shared cores; the
 # setup about 10 s.  The CPU time of the backend (/proc/self/schedstat) is
@@ -63,7 +65,7 @@ for r in $(seq 1 "$rounds"); do
 	for label in A B B A; do
 		if [ "$label" = A ]; then install_so "$a_so"; else install_so "$b_so"; fi
 		log "round $r: $label (load $(cut -d' ' -f1 /proc/loadavg))"
-		q -v label="$label" -v round="$r" -v copyfile="$copyfile" -f "$here/compare/round.sql" >/dev/null
+		q -v label="$label" -v round="$r" -v copyfile="$copyfile" -f "$here/compare/${ROUND_SQL:-round.sql}" >/dev/null
 	done
 done
 install_so "$b_so"

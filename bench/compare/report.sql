@@ -14,10 +14,7 @@ WITH per_round AS (
 	SELECT metric, round,
 		   sum(cpu_ms) FILTER (WHERE label = 'B') / sum(cpu_ms) FILTER (WHERE label = 'A') AS cpu_ratio,
 		   sum(wall_ms) FILTER (WHERE label = 'B') / sum(wall_ms) FILTER (WHERE label = 'A') AS wall_ratio
-	FROM cb_r WHERE label IN ('A', 'B') GROUP BY metric, round),
-first_seen AS (
-	SELECT metric, min((ctid::text::point)[0] * 10000 + (ctid::text::point)[1]) AS pos
-	FROM cb_r GROUP BY metric)
+	FROM cb_r WHERE label IN ('A', 'B') GROUP BY metric, round)
 SELECT p.metric,
 	   (SELECT round((percentile_cont(0.5) WITHIN GROUP (ORDER BY cpu_ms))::numeric, 1)
 		FROM cb_r WHERE label = 'A' AND metric = p.metric) AS a_cpu_ms,
@@ -27,5 +24,10 @@ SELECT p.metric,
 	   round(min(cpu_ratio)::numeric, 2) || '-' || round(max(cpu_ratio)::numeric, 2) AS range_cpu,
 	   round((percentile_cont(0.5) WITHIN GROUP (ORDER BY wall_ratio))::numeric, 3) AS b_over_a_wall,
 	   count(*) AS rounds
-FROM per_round p JOIN first_seen f USING (metric)
-GROUP BY p.metric, f.pos ORDER BY f.pos;
+FROM per_round p GROUP BY p.metric
+ORDER BY array_position(ARRAY['base: btree build 1M', 'index build uniform', 'index build clustered',
+	'base: btree lookup x8000', 'radius k=3 uniform', 'radius k=3 clustered', 'radius k=6 uniform',
+	'radius k=6 clustered', 'knn 10 uniform', 'knn 10 clustered', 'base: plan btree lookup x8000',
+	'plan fp <-> q <= 3 x8000', 'band self-join k=3 (1M clustered)', 'base: insert btree x10000',
+	'insert via trigger x10000', 'base: COPY btree', 'COPY via trigger', 'ingest linked rows'], p.metric),
+	p.metric;

@@ -340,5 +340,47 @@ payload_case(
 	$check_pages, 'XX002');
 is(sqlstate_of($check_rows), 'ok', 'the restored index with an included column passes');
 
+# --- a temporary table's index: its pages are in local buffers ----------
+# The report names the index from the buffer holding the page; PostgreSQL's
+# map from storage to relation leaves temporary relations out, so this
+# once said "simhash index with relfilenode N".  One session: temp_buffers
+# small enough that the leaves are read back from the damaged file.
+my $damager = PostgreSQL::Test::Utils::tempdir() . '/damage.pl';
+open(my $dfh, '>', $damager) or die "open $damager: $!";
+print $dfh <<"EOF";
+my (\$f) = \@ARGV;
+open(my \$fh, '+<', \$f) or die "open \$f: \$!";
+binmode \$fh;
+local \$/;
+my \$img = <\$fh>;
+for my \$blk (1 .. length(\$img) / $BLCKSZ - 1)
+{
+	my \$sp = \$blk * $BLCKSZ + $OPAQUE;
+	substr(\$img, \$sp + $field{nsorted}, 2) = pack('v', 400)
+	  if unpack('v', substr(\$img, \$sp + $field{flags}, 2)) & $LEAF;
+}
+seek(\$fh, 0, 0);
+print \$fh \$img;
+close \$fh;
+EOF
+close $dfh;
+my $datadir = $node->data_dir;
+my ($tret, $tout, $terr) = $node->psql(
+	'postgres', qq{
+SET temp_buffers = 100;
+CREATE TEMP TABLE tt (id int8, fp simhash64, pad text);
+INSERT INTO tt SELECT i, fp_of(i), repeat('x', 200) FROM generate_series(1, 60000) i;
+CREATE INDEX tt_fp ON tt USING simhash (fp);
+SELECT count(*) FROM tt WHERE pad <> 'y';
+SELECT '$datadir/' || pg_relation_filepath('tt_fp') AS f \\gset
+\\setenv F :f
+\\! "$^X" "$damager" "\$F"
+SET enable_seqscan = off;
+SELECT count(*) FROM tt WHERE fp <\@ simhash_ball(fp_of(5), 12);
+});
+like($terr, qr/ERROR:  index "tt_fp" contains a corrupted leaf page at block \d+/,
+	'a damaged leaf of a temporary index is reported with the index name');
+is($node->safe_psql('postgres', 'SELECT 1'), '1', 'the server answers after it');
+
 $node->stop;
 done_testing();

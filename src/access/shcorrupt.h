@@ -19,7 +19,14 @@
 #ifndef SHCORRUPT_H
 #define SHCORRUPT_H
 
+#include "access/genam.h"
+#include "access/stratnum.h"
+#include "access/table.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_class.h"
+#include "miscadmin.h"
 #include "storage/bufmgr.h"
+#include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 
 #include "simhash.h"
@@ -47,6 +54,45 @@ SimhashBufferHolding(const void *where)
 }
 
 /*
+ * The temporary relation of this session stored in relfilenode "number" of
+ * tablespace spc (a local buffer's), or InvalidOid.  PostgreSQL's map from
+ * storage to relation (RelidByRelfilenode) leaves temporary relations out,
+ * so a damaged leaf of a temporary table's index is looked up here.
+ */
+static inline Oid
+SimhashTempRelidByStorage(Oid spc, Oid number)
+{
+	Relation	rel;
+	ScanKeyData key[2];
+	SysScanDesc scan;
+	HeapTuple	tup;
+	Oid			relid = InvalidOid;
+
+	if (spc == MyDatabaseTableSpace)
+		spc = InvalidOid;		/* as pg_class stores it */
+	ScanKeyInit(&key[0], Anum_pg_class_reltablespace, BTEqualStrategyNumber,
+				F_OIDEQ, ObjectIdGetDatum(spc));
+	ScanKeyInit(&key[1], Anum_pg_class_relfilenode, BTEqualStrategyNumber,
+				F_OIDEQ, ObjectIdGetDatum(number));
+	rel = table_open(RelationRelationId, AccessShareLock);
+	scan = systable_beginscan(rel, ClassTblspcRelfilenodeIndexId, true, NULL, 2, key);
+	while (HeapTupleIsValid(tup = systable_getnext(scan)))
+	{
+		Form_pg_class form = (Form_pg_class) GETSTRUCT(tup);
+
+		if (form->relpersistence == RELPERSISTENCE_TEMP &&
+			isTempOrTempToastNamespace(form->relnamespace))
+		{
+			relid = form->oid;
+			break;
+		}
+	}
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	return relid;
+}
+
+/*
  * Report a leaf page whose contents contradict themselves; "where" is any
  * byte of the page.  The decoders see only the page, so the index and the
  * block are found from the buffer that holds it (pinned by the caller).
@@ -71,6 +117,8 @@ SimhashLeafCorrupt(const void *where, const char *what)
 				 errhint("Please REINDEX it.")));
 	BufferGetTag(buf, &loc, &fork, &blkno);
 	relid = SimhashRelidByLocator(loc);
+	if (!OidIsValid(relid) && BufferIsLocal(buf))
+		relid = SimhashTempRelidByStorage(SimhashLocatorSpc(loc), SimhashLocatorNumber(loc));
 	if (OidIsValid(relid))
 		name = get_rel_name(relid);
 	if (name == NULL)

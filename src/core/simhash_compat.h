@@ -75,17 +75,19 @@
 #endif
 
 /*
- * 16: RelFileNode became RelFileLocator.  The extension only compares
- * locators and hashes their relation number.
+ * 16: RelFileNode became RelFileLocator.  The extension compares
+ * locators, hashes their relation number, and names the relation of one.
  */
 #if PG_VERSION_NUM >= 160000
 #define SimhashRelLocator(rel)			((rel)->rd_locator)
 #define SimhashLocatorNumber(loc)		((loc).relNumber)
+#define SimhashLocatorSpc(loc)			((loc).spcOid)
 #else
 typedef RelFileNode RelFileLocator;
 #define RelFileLocatorEquals(a, b)		RelFileNodeEquals(a, b)
 #define SimhashRelLocator(rel)			((rel)->rd_node)
 #define SimhashLocatorNumber(loc)		((loc).relNode)
+#define SimhashLocatorSpc(loc)			((loc).spcNode)
 #endif
 
 /* 17: the local transaction id of a backend moved into its vxid */

@@ -35,7 +35,7 @@
 #include "miscadmin.h"
 #include "utils/memutils.h"
 
-#include "simhash.h"
+#include "featureset.h"
 
 /* ---- the server functions the simhash(text) path calls ---- */
 

@@ -77,6 +77,8 @@ typedef struct SimhashNearDupInfo
 	double		verify;			/* verify=s: the least similarity, or -1 */
 	AttrNumber	fp_attno;		/* in the table the trigger fires on */
 	struct ExprState *fp_expr;	/* a generated fingerprint's expression */
+	struct Bitmapset *fp_inputs;	/* ... the columns it reads (as
+									 * pull_varattnos offsets them) */
 	struct ExprContext *fp_econtext;
 	AttrNumber	link_key_attno; /* link: where the match's key goes */
 	AttrNumber	link_dist_attno;	/* ... and its distance (or 0) */

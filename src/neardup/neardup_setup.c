@@ -526,6 +526,7 @@ SimhashNearDupSetup(FunctionCallInfo fcinfo, TriggerData *trigdata)
 			elog(ERROR, "no generation expression for column \"%s\"", trigger->tgargs[0]);
 		info->fp_expr = ExecInitExpr(expression_planner(expr), NULL);
 		info->fp_econtext = CreateStandaloneExprContext();
+		pull_varattnos((Node *) info->fp_expr->expr, 1, &info->fp_inputs);
 	}
 
 	info->top_relid = SimhashTriggerDefiningTable(trigger, RelationGetRelid(rel));

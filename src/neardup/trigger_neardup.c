@@ -98,11 +98,9 @@ SimhashRowFingerprint(SimhashNearDupInfo *info, HeapTuple tuple, TupleTableSlot 
 static bool
 SimhashFingerprintInputsKept(SimhashNearDupInfo *info, TriggerData *trigdata, TupleDesc desc)
 {
-	Bitmapset  *inputs = NULL;
 	int			member = -1;
 
-	pull_varattnos((Node *) info->fp_expr->expr, 1, &inputs);
-	while ((member = bms_next_member(inputs, member)) >= 0)
+	while ((member = bms_next_member(info->fp_inputs, member)) >= 0)
 	{
 		AttrNumber	attno = member + FirstLowInvalidHeapAttributeNumber;
 

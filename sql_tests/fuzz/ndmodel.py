@@ -379,8 +379,13 @@ class Table:
                 return None
             if old["_seq"] in touched:
                 raise StatementError("21000")
-            touched.add(old["_seq"])
-            return self.update_one(old, {c: row.get(c) for c in conflict})
+            new = self.update_one(old, {c: row.get(c) for c in conflict})
+            # a BEFORE UPDATE trigger that skips the update (skip mode) leaves
+            # the row unmodified, so a later row of the statement may still
+            # update it: PostgreSQL raises 21000 only for a row it changed
+            if new is not None:
+                touched.add(old["_seq"])
+            return new
         self.key_ok(row, None)
         self.seq += 1
         row["_seq"] = self.seq

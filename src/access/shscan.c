@@ -561,6 +561,20 @@ SimhashSampleCountWithin(Relation index, uint64 center, int radius, int64 limit)
 
 	if (limit <= 0)
 		return 0;
+	radius = SimhashNormalizeRadius(radius);
+	if (radius < 0)
+		return 0;
+	/* the scan's plan (shrescan, SimhashRangeBegin) */
+	SimhashPlanProbes(radius, SimhashEstimateEntries(index), &plan);
+	for (int j = 0; j < SIMHASH_BLOCKS; j++)
+	{
+		centres[j] = plan.radius[j] >= 0 ? 0 : -1;
+		if (plan.radius[j] >= 0)
+			outer += SimhashBallSize(plan.radius[j]) - 1;
+	}
+	if (plan.fullscan || outer <= SIMHASH_COUNT_SAMPLE_KEYS)
+		return (double) SimhashCountWithin(index, center, radius, limit);
+
 	scan = shbeginscan(index, 1, 0);
 	so = (SimhashScanOpaque) scan->opaque;
 	memset(&ball, 0, sizeof(ball));
@@ -570,26 +584,7 @@ SimhashSampleCountWithin(Relation index, uint64 center, int radius, int64 limit)
 						   InvalidOid, InvalidOid, PointerGetDatum(&ball));
 	so->internal = true;
 	shrescan(scan, &key, 1, NULL, 0);
-	if (so->mode == SIMHASH_SCAN_EMPTY)
-	{
-		shendscan(scan);
-		IndexScanEnd(scan);
-		return 0;
-	}
-	SimhashPlanProbes(so->radius, so->nentries, &plan);
-	for (int j = 0; j < SIMHASH_BLOCKS; j++)
-	{
-		centres[j] = plan.radius[j] >= 0 ? 0 : -1;
-		if (plan.radius[j] >= 0)
-			outer += SimhashBallSize(plan.radius[j]) - 1;
-	}
-	if (plan.fullscan || outer <= SIMHASH_COUNT_SAMPLE_KEYS)
-	{
-		shendscan(scan);
-		IndexScanEnd(scan);
-		return (double) SimhashCountWithin(index, center, radius, limit);
-	}
-
+	Assert(so->mode == SIMHASH_SCAN_RANGE && so->radius == radius);
 	step = outer / SIMHASH_COUNT_SAMPLE_KEYS;
 	SimhashReadRoots(index, so->roots, so->levels);
 	so->started = true;

@@ -6,7 +6,8 @@
  *
  * A scan is a range scan ("fp <@ simhash_ball(q, k)", "fp = q", or no keys
  * at all; shrange.c), or a nearest-neighbour or sorted one ("ORDER BY
- * fp <-> q"; shknn.c).  See src/README, "Scans".
+ * fp <-> q"; shknn.c).  See src/README, "Scans".  Also the extension's own
+ * searches, and the planner's bounded count (SimhashSampleCountWithin).
  *
  * Index-only scans are not offered (no amcanreturn), yet the planner builds
  * one for a full scan that needs no column; see shgettuple, and src/README
@@ -20,6 +21,8 @@
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
+
+#include <math.h>
 
 #include "access/genam.h"
 #include "access/relscan.h"
@@ -471,4 +474,169 @@ SimhashCountWithin(Relation index, uint64 center, int radius, int64 limit)
 	if (left > 0)
 		SimhashPendingWithin(index, center, radius, SimhashCountOne, &left);
 	return limit - left;
+}
+
+/* keys probed beyond each band's centre key by SimhashSampleCountWithin */
+#define SIMHASH_COUNT_SAMPLE_KEYS	8
+
+/* a probe key of a sampled count, and the keys of its ring it stands for */
+typedef struct SimhashSampleKey
+{
+	uint16		key;
+	double		weight;			/* 0: the centre key, counted exactly */
+} SimhashSampleKey;
+
+/*
+ * The keys band "band" probes in a sampled count: the centre key, and
+ * about one in "step" keys of each ring 1..r, spread over the ring and
+ * staggered from band to band, each weighted by the ring's keys per key
+ * probed.  Sorted by key (the probes reuse the leaf).  Returns how many.
+ */
+static int
+SimhashSampleBandKeys(uint16 center, int band, int r, double step,
+					  SimhashSampleKey *out, uint16 *ring)
+{
+	int			n = 0;
+
+	out[n].key = center;
+	out[n++].weight = 0;
+	for (int i = 1; i <= r; i++)
+	{
+		int			size = SimhashEnumerateRing(center, i, ring);
+		int			take = Max(1, (int) rint(size / step));
+
+		for (int m = 0; m < take; m++)
+		{
+			int			pos = (int) (((m + (band + 0.5) / SIMHASH_BLOCKS) * size) / take);
+
+			out[n].key = ring[Min(pos, size - 1)];
+			out[n++].weight = (double) size / take;
+		}
+	}
+	/* by insertion: a few keys */
+	for (int i = 1; i < n; i++)
+	{
+		SimhashSampleKey k = out[i];
+		int			j = i;
+
+		for (; j > 0 && out[j - 1].key > k.key; j--)
+			out[j] = out[j - 1];
+		out[j] = k;
+	}
+	return n;
+}
+
+/* SimhashPendingWithin callback of SimhashSampleCountWithin: count all. */
+static bool
+SimhashSampleCountPending(ItemPointer tid, uint64 fp, int dist, void *arg)
+{
+	*(double *) arg += 1;
+	return true;
+}
+
+/*
+ * Estimate the entries within "radius" of "center", this backend's pending
+ * rows included, for the planner; exact (SimhashCountWithin, up to "limit")
+ * when the probe plan has at most SIMHASH_COUNT_SAMPLE_KEYS keys beyond the
+ * bands' centre keys.  Otherwise the entries that share a probed band's
+ * block with the centre are counted exactly (the centre keys: the k <= 3
+ * search; near-duplicates are mostly there), and the rest, which lie under
+ * the other keys of the balls, from about SIMHASH_COUNT_SAMPLE_KEYS of
+ * those keys, scaled: a k = 7 count probes 12 keys instead of 68.  Stops
+ * once "limit" entries were read.  See src/README, "Estimates".
+ */
+double
+SimhashSampleCountWithin(Relation index, uint64 center, int radius, int64 limit)
+{
+	IndexScanDesc scan;
+	SimhashScanOpaque so;
+	SimhashProbePlan plan;
+	SimhashBall ball;
+	ScanKeyData key;
+	double		outer = 0;
+	double		count = 0;
+	double		step;
+	int			centres[SIMHASH_BLOCKS];
+	int64		read = 0;
+
+	if (limit <= 0)
+		return 0;
+	radius = SimhashNormalizeRadius(radius);
+	if (radius < 0)
+		return 0;
+	/* the scan's plan (shrescan, SimhashRangeBegin) */
+	SimhashPlanProbes(radius, SimhashEstimateEntries(index), &plan);
+	for (int j = 0; j < SIMHASH_BLOCKS; j++)
+	{
+		centres[j] = plan.radius[j] >= 0 ? 0 : -1;
+		if (plan.radius[j] >= 0)
+			outer += SimhashBallSize(plan.radius[j]) - 1;
+	}
+	if (plan.fullscan || outer <= SIMHASH_COUNT_SAMPLE_KEYS)
+		return (double) SimhashCountWithin(index, center, radius, limit);
+
+	scan = shbeginscan(index, 1, 0);
+	so = (SimhashScanOpaque) scan->opaque;
+	memset(&ball, 0, sizeof(ball));
+	ball.center = center;
+	ball.radius = radius;
+	ScanKeyEntryInitialize(&key, 0, 1, SIMHASH_WITHIN_STRATEGY, InvalidOid,
+						   InvalidOid, InvalidOid, PointerGetDatum(&ball));
+	so->internal = true;
+	shrescan(scan, &key, 1, NULL, 0);
+	Assert(so->mode == SIMHASH_SCAN_RANGE && so->radius == radius);
+	step = outer / SIMHASH_COUNT_SAMPLE_KEYS;
+	SimhashReadRoots(index, so->roots, so->levels);
+	so->started = true;
+	for (int band = 0; band < SIMHASH_BLOCKS && read < limit; band++)
+	{
+		int			r = plan.radius[band];
+		int			radii[SIMHASH_BLOCKS];
+		int			before[SIMHASH_BLOCKS];
+		SimhashSampleKey *keys;
+		uint16	   *ring;
+		int			nkeys;
+
+		if (r < 0)
+			continue;
+		/* the bands before this one, as the scan probes them */
+		for (int j = 0; j < SIMHASH_BLOCKS; j++)
+		{
+			radii[j] = j < band ? plan.radius[j] : -1;
+			before[j] = j < band ? centres[j] : -1;
+		}
+		keys = palloc(sizeof(SimhashSampleKey) * (SIMHASH_COUNT_SAMPLE_KEYS + r + 1));
+		ring = palloc(sizeof(uint16) * (int) SimhashRingSize(Min(r, SIMHASH_BLOCK_BITS / 2)));
+		nkeys = SimhashSampleBandKeys(SimhashBlock(center, band), band, r, step, keys, ring);
+		for (int i = 0; i < nkeys && read < limit; i++)
+		{
+			CHECK_FOR_INTERRUPTS();
+			SimhashProbeKey(scan, band, keys[i].key);
+			read += so->nbatch;
+			for (int b = 0; b < so->nbatch; b++)
+			{
+				SimhashEntry *e = &so->batch[b];
+				uint64		fp = SimhashFingerprintOf(SimhashSortKeyKey(e->skey),
+													  e->rest, band);
+				uint64		counts = SimhashBlockCounts(fp ^ center);
+
+				if (keys[i].weight == 0)
+				{
+					/* shares this block: counted unless a band before did */
+					if (!SimhashReachedBefore(counts, before))
+						count += 1;
+				}
+				else if (!SimhashReachedBefore(counts, centres) &&
+						 !SimhashReachedBefore(counts, radii))
+					count += keys[i].weight;
+			}
+			so->nbatch = 0;
+		}
+		pfree(keys);
+		pfree(ring);
+	}
+	shendscan(scan);
+	IndexScanEnd(scan);
+	SimhashPendingWithin(index, center, radius, SimhashSampleCountPending, &count);
+	return count;
 }

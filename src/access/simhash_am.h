@@ -102,6 +102,8 @@ extern void SimhashInstallInsertHooks(void);
 extern void SimhashSearchWithin(Relation index, uint64 center, int radius,
 								SimhashFoundCallback found, void *arg);
 extern int64 SimhashCountWithin(Relation index, uint64 center, int radius, int64 limit);
+extern double SimhashSampleCountWithin(Relation index, uint64 center, int radius,
+									   int64 limit);
 
 /* keycache.c: decoded key runs for repeated searches */
 typedef struct SimhashKeyCache SimhashKeyCache;

@@ -64,7 +64,7 @@ typedef struct SimhashCountMemo
 	Oid			indexoid;
 	uint64		center;
 	int			radius;
-	int64		count;
+	double		count;
 } SimhashCountMemo;
 
 #define SIMHASH_COUNT_MEMO_SIZE	8
@@ -275,10 +275,11 @@ SimhashFindIndex(PlannerInfo *root, VariableStatData *vardata)
 }
 
 /*
- * Index entries within "radius" of "center" (at most SIMHASH_COUNT_LIMIT),
- * counted once per statement.
+ * Index entries within "radius" of "center", counted (or, for probe plans
+ * of many keys, estimated from a sample of the keys) once per statement;
+ * see SimhashSampleCountWithin.
  */
-static int64
+static double
 SimhashCountNeighbours(Oid indexoid, uint64 center, int radius)
 {
 	LocalTransactionId lxid = SimhashMyLocalXid();
@@ -286,7 +287,7 @@ SimhashCountNeighbours(Oid indexoid, uint64 center, int radius)
 	CommandId	cid = GetCurrentCommandId(false);
 	SimhashCountMemo *m;
 	Relation	rel;
-	int64		count;
+	double		count;
 
 	for (int i = 0; i < SIMHASH_COUNT_MEMO_SIZE; i++)
 	{
@@ -297,7 +298,7 @@ SimhashCountNeighbours(Oid indexoid, uint64 center, int radius)
 	}
 
 	rel = index_open(indexoid, NoLock);
-	count = SimhashCountWithin(rel, center, radius, SIMHASH_COUNT_LIMIT);
+	count = SimhashSampleCountWithin(rel, center, radius, SIMHASH_COUNT_LIMIT);
 	index_close(rel, NoLock);
 
 	m = &count_memo[count_memo_next];
@@ -322,7 +323,7 @@ SimhashIndexFraction(IndexOptInfo *index, uint64 center, int radius)
 {
 	SimhashProbePlan plan;
 	double		rows = Max(index->tuples, 1);
-	int64		count;
+	double		count;
 
 	if (radius < 0)
 		return 0;
@@ -330,7 +331,7 @@ SimhashIndexFraction(IndexOptInfo *index, uint64 center, int radius)
 	if (radius >= SIMHASH_BITS || plan.cost > SIMHASH_COUNT_BUDGET)
 		return -1;
 	count = SimhashCountNeighbours(index->indexoid, center, radius);
-	return Min((double) count / rows, 1.0);
+	return Min(count / rows, 1.0);
 }
 
 /*

@@ -101,7 +101,7 @@ SimhashFreeFeatureSet(SimhashFeatureSet *fs)
  * moved; that one is then moved in turn.  Slots of moved entries never
  * change again, so every entry stays reachable from its home.
  */
-static void
+static pg_noinline void
 SimhashGrowFeatureSet(SimhashFeatureSet *fs)
 {
 	uint32		oldslots = fs->mask + 1;
@@ -231,16 +231,14 @@ SimhashAddFeatureTimes(SimhashFeatureSet *fs, uint64 h, uint32 n)
 	old = fs->slots[slot].count;
 	if (old == 0)
 	{
-		/* a new feature: one occurrence, then the other n - 1 below */
-		SimhashNewFeature(fs, slot, h, NULL, 0);
-		if (n == 1)
-			return;
-		/* the table may have grown: find the slot again */
-		slot = (uint32) h & fs->mask;
-		while (SimhashSlotHash(&fs->slots[slot]) != h)
-			slot = (slot + 1) & fs->mask;
-		old = 1;
-		n--;
+		/* a new feature, with its n occurrences */
+		memcpy(fs->slots[slot].hash, &h, sizeof(h));
+		fs->slots[slot].count = n;
+		fs->w8 += Min(n, SIMHASH_CAP_MIN);
+		SimhashFeatureSetOccupied(fs)[fs->nfeatures++] = slot;
+		if (fs->nfeatures > fs->grow_at)
+			SimhashGrowFeatureSet(fs);
+		return;
 	}
 	now = old + Min(n, SIMHASH_MAX_COUNT - old);
 	fs->w8 += Min(now, SIMHASH_CAP_MIN) - Min(old, SIMHASH_CAP_MIN);

@@ -103,7 +103,8 @@ SimhashIsPlainHan(uint32 v)
 
 /*
  * Count the Han character whose three bytes are the low bytes of v, a
- * segment of its own, as a feature.  A common one (SimhashIsCommonHan) is
+ * segment of its own, as a feature.  A common one (SimhashIsCommonHan, as
+ * the caller knows from "common") is
  * counted by code point (hancount.h) unless the features' texts are kept;
  * hc, count, listed and *nlisted are the tokenizer's counts, the last kept
  * by the caller in a local variable.  Any other is hashed (XXH3_64bits of
@@ -111,11 +112,12 @@ SimhashIsPlainHan(uint32 v)
  */
 static pg_attribute_always_inline void
 SimhashAddHan(SimhashTokenizer *tk, uint16 *count, uint32 *listed,
-			  uint32 *nlisted, uint32 v)
+			  uint32 *nlisted, uint32 v, bool common)
 {
 	unsigned char b[3];
 
-	if (count != NULL && SimhashIsCommonHan(v))
+	Assert(common == SimhashIsCommonHan(v));
+	if (common && count != NULL)
 	{
 		*nlisted = SimhashHanCountsAdd(&tk->han, count, listed, *nlisted, tk->fs, v);
 		return;
@@ -141,12 +143,14 @@ SimhashFeedHan(SimhashTokenizer *tk, const unsigned char *s, size_t i, size_t le
 	uint32	   *listed = tk->han.listed;
 	uint32		nlisted = tk->han.nlisted;
 	uint32		cur;
+	bool		common;			/* is cur a common Han character? */
 
 	if (i + 7 > len)
 		return i;
 	cur = (uint32) SimhashLoadLE32(s + i, 0);
 	if (!SimhashIsPlainHan(cur))
 		return i;
+	common = SimhashIsCommonHan(cur);
 	/* cur, at s[i], is such a character: is the next one a boundary? */
 	while (i + 7 <= len)
 	{
@@ -156,24 +160,26 @@ SimhashFeedHan(SimhashTokenizer *tk, const unsigned char *s, size_t i, size_t le
 		if (SimhashIsCommonHan(v))
 		{
 			/* the common case: Han after Han */
-			SimhashAddHan(tk, count, listed, &nlisted, cur);
+			SimhashAddHan(tk, count, listed, &nlisted, cur, common);
 			cur = v;
+			common = true;
 			i += 3;
 			continue;
 		}
 		if ((v & 0x80) == 0)
 		{
 			/* ASCII is a boundary: back to the ASCII paths */
-			SimhashAddHan(tk, count, listed, &nlisted, cur);
+			SimhashAddHan(tk, count, listed, &nlisted, cur, common);
 			i += 3;
 			break;
 		}
 		props = SimhashBoundaryProps3(v);
 		if (props == 0)
 			break;
-		SimhashAddHan(tk, count, listed, &nlisted, cur);
+		SimhashAddHan(tk, count, listed, &nlisted, cur, common);
 		i += 3;
 		cur = v;
+		common = false;
 		if ((props & SIMHASH_HAN_MASK) == SIMHASH_HAN_PLAIN)
 			continue;
 
@@ -195,6 +201,7 @@ SimhashFeedHan(SimhashTokenizer *tk, const unsigned char *s, size_t i, size_t le
 		{
 			i += 3;
 			cur = v;
+			common = true;
 			continue;
 		}
 		props = SimhashBoundaryProps3(v);
@@ -202,6 +209,7 @@ SimhashFeedHan(SimhashTokenizer *tk, const unsigned char *s, size_t i, size_t le
 			break;
 		i += 3;
 		cur = v;
+		common = false;
 		if ((props & SIMHASH_HAN_MASK) != SIMHASH_HAN_PLAIN)
 			break;
 	}

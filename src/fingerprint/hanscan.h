@@ -89,6 +89,16 @@ SimhashIsCommonHan(uint32 v)
 		(v & 0xFFFF) != 0xB7E4;
 }
 
+/*
+ * Does a common Han character start at s[i] (so that s[i] starts a segment,
+ * and the character before it is a segment of its own)?
+ */
+static inline bool
+SimhashCommonHanAt(const unsigned char *s, size_t i, size_t len)
+{
+	return i + 4 <= len && SimhashIsCommonHan((uint32) SimhashLoadLE32(s + i, 0));
+}
+
 /* Is the three-byte character at the low bytes of v a plain Han character? */
 static inline bool
 SimhashIsPlainHan(uint32 v)

@@ -481,9 +481,11 @@ SimhashFeed(SimhashTokenizer *tk, const unsigned char *s, size_t len, bool final
 
 			/*
 			 * A whole lower-case word between ASCII separators (the common
-			 * case) is hashed in place, without copying.
+			 * case) or before a common Han character (a boundary) is hashed
+			 * in place, without copying.
 			 */
-			if (!upper && i < len && s[i] < 0x80 && tk->wlen == 0)
+			if (!upper && i < len && tk->wlen == 0 &&
+				(s[i] < 0x80 || SimhashCommonHanAt(s, i, len)))
 			{
 				if (tk->kana_run > 0)
 					SimhashEndKana(tk);
@@ -491,7 +493,7 @@ SimhashFeed(SimhashTokenizer *tk, const unsigned char *s, size_t len, bool final
 				continue;
 			}
 			/* the last one may start a segment with what follows */
-			if (i == len ? !final : s[i] >= 0x80)
+			if (i == len ? !final : (s[i] >= 0x80 && !SimhashCommonHanAt(s, i, len)))
 				i--;
 			if (i > start)
 			{
@@ -515,6 +517,9 @@ SimhashFeed(SimhashTokenizer *tk, const unsigned char *s, size_t len, bool final
 					*out++ = (char) (s[k] | 0x20);
 				tk->wlen += i - start;
 			}
+			/* a Han character ends the word: leave it to the Han path */
+			if (i < len && s[i] >= 0x80 && SimhashCommonHanAt(s, i, len))
+				SimhashEndWord(tk);
 			if (i == len - 1 && !final)
 				return i;
 			if (i == start)
@@ -530,9 +535,9 @@ SimhashFeed(SimhashTokenizer *tk, const unsigned char *s, size_t len, bool final
 			if (i != start)
 				continue;
 		}
-		if (b < 0x80 && (i + 1 < len ? s[i + 1] < 0x80 : final))
+		if (b < 0x80 && (i + 1 < len ? s[i + 1] < 0x80 || SimhashCommonHanAt(s, i + 1, len) : final))
 		{
-			/* fast path: ASCII separator followed by ASCII */
+			/* fast path: ASCII separator followed by ASCII or Han */
 			SimhashEmitSeparator(tk);
 			i++;
 			/* skip a run of separators */

@@ -34,8 +34,11 @@
 /* the code points counted: SIMHASH_HAN_BASE .. + SIMHASH_HAN_CODES - 1 */
 #define SIMHASH_HAN_BASE		0x4000
 #define SIMHASH_HAN_CODES		0x6000
-/* distinct characters listed before the counts go into the feature table */
-#define SIMHASH_HAN_LISTED		4096
+/*
+ * distinct characters listed before the counts go into the feature table
+ * (the list, with the entry past its end, is 8 kB: palloc keeps it)
+ */
+#define SIMHASH_HAN_LISTED		2047
 
 typedef struct SimhashHanCounts
 {

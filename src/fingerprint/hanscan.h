@@ -161,6 +161,14 @@ SimhashFeedHan(SimhashTokenizer *tk, const unsigned char *s, size_t i, size_t le
 	if (!SimhashIsPlainHan(cur))
 		return i;
 	common = SimhashIsCommonHan(cur);
+	if (count == NULL && !tk->fs->keep_text)
+	{
+		/* the text's first Han character: take the counts */
+		SimhashHanCountsStart(&tk->han);
+		count = tk->han.count;
+		listed = tk->han.listed;
+		nlisted = 0;
+	}
 	/* cur, at s[i], is such a character: is the next one a boundary? */
 	while (i + 7 <= len)
 	{

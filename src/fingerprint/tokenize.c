@@ -62,7 +62,8 @@ struct SimhashTokenizer
 	int			kana_run;		/* length of the current kana run */
 	char	   *carry;			/* UTF-8 input not consumed yet */
 	size_t		carried;
-	SimhashHanCounts han;		/* common Han characters (unless keep_text) */
+	SimhashHanCounts han;		/* common Han characters (unless keep_text;
+								 * taken at the first one) */
 };
 
 /* Look up the property byte of a code point in the generated table. */
@@ -601,8 +602,6 @@ SimhashTokenizerCreate(bool keep_text, size_t expect_bytes)
 	SimhashTokenizer *tk = palloc0(sizeof(SimhashTokenizer));
 
 	tk->fs = SimhashCreateFeatureSet(keep_text, expect_bytes);
-	if (!keep_text)
-		SimhashHanCountsStart(&tk->han);
 	tk->wsize = 64;
 	tk->word = palloc(tk->wsize);
 	return tk;

@@ -101,7 +101,7 @@ SimhashFreeFeatureSet(SimhashFeatureSet *fs)
  * moved; that one is then moved in turn.  Slots of moved entries never
  * change again, so every entry stays reachable from its home.
  */
-static pg_noinline void
+pg_noinline void
 SimhashGrowFeatureSet(SimhashFeatureSet *fs)
 {
 	uint32		oldslots = fs->mask + 1;
@@ -176,8 +176,8 @@ SimhashGrowFeatureSet(SimhashFeatureSet *fs)
 }
 
 /*
- * Record the first occurrence of a feature in an empty slot, when its text
- * is kept or the table must grow (SimhashAddFeatureHash does the rest).
+ * Record the first occurrence of a feature in an empty slot past its home,
+ * or when its text is kept (SimhashAddFeatureHash does the rest).
  */
 pg_noinline void
 SimhashNewFeature(SimhashFeatureSet *fs, uint32 slot, uint64 h, const char *s, size_t len)

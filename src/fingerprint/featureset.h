@@ -119,5 +119,7 @@ extern uint64 SimhashFeatureSetSumWeights(const SimhashFeatureSet *fs, uint64 ca
 extern SimhashFeatureSet *SimhashCreateFeatureSet(bool keep_text, size_t expect_bytes);
 extern void SimhashNewFeature(SimhashFeatureSet *fs, uint32 slot, uint64 h,
 							  const char *s, size_t len);
+/* double the slots of a set that holds more than grow_at features */
+extern void SimhashGrowFeatureSet(SimhashFeatureSet *fs);
 
 #endif							/* SIMHASH_FEATURESET_H */

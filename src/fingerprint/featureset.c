@@ -21,9 +21,10 @@
 #include "utils/memutils.h"
 
 #include "featureset.h"
-#include "hancount.h"
 #include "utf8codec.h"
-#include "wordhash.h"
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
 
 /* initial number of hash table slots (a power of 2) */
 #define SIMHASH_INITIAL_SLOTS	256
@@ -212,9 +213,9 @@ SimhashNewFeature(SimhashFeatureSet *fs, uint32 slot, uint64 h, const char *s, s
 
 /*
  * Count n > 0 more occurrences of the feature of hash h, in a feature set
- * that does not keep texts (the counts of SimhashHanCountsFlush).
+ * that does not keep texts (the Han counts of hancount.c).
  */
-static void
+void
 SimhashAddFeatureTimes(SimhashFeatureSet *fs, uint64 h, uint32 n)
 {
 	uint32		slot = (uint32) h & fs->mask;
@@ -243,71 +244,6 @@ SimhashAddFeatureTimes(SimhashFeatureSet *fs, uint64 h, uint32 n)
 	now = old + Min(n, SIMHASH_MAX_COUNT - old);
 	fs->w8 += Min(now, SIMHASH_CAP_MIN) - Min(old, SIMHASH_CAP_MIN);
 	fs->slots[slot].count = now;
-}
-
-/* the backend's Han counts (hancount.h), allocated when first needed */
-static uint16 *simhash_han_count = NULL;
-/* may some count be nonzero (a text ended by an error)? */
-static bool simhash_han_dirty = false;
-/* the number of the last text that took the counts */
-static uint64 simhash_han_epoch = 0;
-
-/* Take the backend's Han counts for a text, all zero. */
-void
-SimhashHanCountsStart(SimhashHanCounts *hc)
-{
-	Size		bytes = sizeof(uint16) * SIMHASH_HAN_CODES;
-
-	if (simhash_han_count == NULL)
-	{
-		simhash_han_count = MemoryContextAlloc(TopMemoryContext, bytes);
-		simhash_han_dirty = true;
-	}
-	if (simhash_han_dirty)
-		memset(simhash_han_count, 0, bytes);
-	simhash_han_dirty = true;
-	hc->count = simhash_han_count;
-	hc->listed = palloc(sizeof(uint32) * (SIMHASH_HAN_LISTED + 1));
-	hc->nlisted = 0;
-	hc->epoch = ++simhash_han_epoch;
-}
-
-/*
- * Move the Han counts into the feature table, leaving them zero: each
- * listed character (listed again if its count was moved before) is hashed
- * once, XXH3_64bits() of its UTF-8.
- */
-void
-SimhashHanCountsFlush(SimhashHanCounts *hc, SimhashFeatureSet *fs)
-{
-	if (hc->epoch != simhash_han_epoch)
-		elog(ERROR, "Han counts of two texts are in use at once");
-	for (uint32 k = 0; k < hc->nlisted; k++)
-	{
-		uint32		idx = hc->listed[k];
-		uint32		n = hc->count[idx];
-		uint32		c = idx + SIMHASH_HAN_BASE;
-		unsigned char utf8[3];
-
-		if (n == 0)
-			continue;			/* listed twice */
-		hc->count[idx] = 0;
-		utf8[0] = (unsigned char) (0xE0 | (c >> 12));
-		utf8[1] = (unsigned char) (0x80 | ((c >> 6) & 0x3F));
-		utf8[2] = (unsigned char) (0x80 | (c & 0x3F));
-		SimhashAddFeatureTimes(fs, SimhashHashShort(utf8, 3, 0), n);
-	}
-	hc->nlisted = 0;
-}
-
-/* The text has ended: move the Han counts into the table and give them back. */
-void
-SimhashHanCountsEnd(SimhashHanCounts *hc, SimhashFeatureSet *fs)
-{
-	SimhashHanCountsFlush(hc, fs);
-	simhash_han_dirty = false;
-	pfree(hc->listed);
-	hc->count = NULL;
 }
 
 uint32

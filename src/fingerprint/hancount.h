@@ -9,10 +9,11 @@
  * occurrence and probing the feature table for it, the tokenizer counts
  * them in an array indexed by code point, and each distinct character is
  * hashed and entered into the feature table once, with its count, when
- * the text ends (or the list of the characters seen fills up).  The
- * fingerprint and simhash_jaccard depend only on the counts of the
- * features, so nothing else changes; simhash_features, which lists the
- * features in order of first appearance, does not use this.
+ * the text ends (or the list of the characters seen fills up): hancount.c,
+ * and the counting in hanscan.h.  The fingerprint and simhash_jaccard
+ * depend only on the counts of the features, so nothing else changes;
+ * simhash_features, which lists the features in order of first
+ * appearance, does not use this.
  *
  * The array (48 kB) belongs to the backend and is all zero between texts;
  * a text that ends by an error leaves it marked dirty, and the next text
@@ -53,35 +54,5 @@ typedef struct SimhashHanCounts
 extern void SimhashHanCountsStart(SimhashHanCounts *hc);
 extern void SimhashHanCountsFlush(SimhashHanCounts *hc, SimhashFeatureSet *fs);
 extern void SimhashHanCountsEnd(SimhashHanCounts *hc, SimhashFeatureSet *fs);
-
-/*
- * Count one occurrence of the Han character whose three UTF-8 bytes are the
- * low bytes of v (little-endian), well formed, of lead byte E4-E9.  count
- * and listed are hc's, nlisted its number of listed characters, kept by the
- * caller (in a register) and returned updated.  A character's index goes to
- * the list when its count leaves 0, without a branch (an entry is written
- * past the end, and kept only then).
- */
-static pg_attribute_always_inline uint32
-SimhashHanCountsAdd(SimhashHanCounts *hc, uint16 *count, uint32 *listed,
-					uint32 nlisted, SimhashFeatureSet *fs, uint32 v)
-{
-	uint32		c = ((v & 0x0F) << 12) | ((v & 0x3F00) >> 2) | ((v >> 16) & 0x3F);
-	uint32		idx = c - SIMHASH_HAN_BASE;
-	uint32		n;
-
-	Assert(idx < SIMHASH_HAN_CODES);
-	n = (uint32) count[idx] + 1;
-	listed[nlisted] = idx;
-	nlisted += (n == 1);
-	count[idx] = (uint16) n;
-	if (unlikely(n == PG_UINT16_MAX || nlisted == SIMHASH_HAN_LISTED))
-	{
-		hc->nlisted = nlisted;
-		SimhashHanCountsFlush(hc, fs);
-		nlisted = 0;
-	}
-	return nlisted;
-}
 
 #endif							/* SIMHASH_HANCOUNT_H */

@@ -6,8 +6,9 @@
  * Part of tokenize.c, which includes it once, after its own definitions
  * (SimhashTokenizer, SimhashCharProps): Han characters of three bytes
  * recognised from one 32-bit load, the common ones without a table lookup,
- * counted by code point (hancount.h), and the Chinese punctuation between
- * them skipped.  Apart from tokenize.c only to keep files short.
+ * counted by code point (hancount.h, hancount.c; the counting is here so
+ * that hancount.c does not include code that calls it), and the Chinese
+ * punctuation between them skipped.  Apart from tokenize.c only to keep files short.
  *
  * Copyright (c) 2026, the simhash authors
  *
@@ -109,6 +110,36 @@ SimhashIsPlainHan(uint32 v)
 		return true;
 	c = SimhashDecode3Word(v);
 	return c != 0 && (SimhashCharProps(c) & SIMHASH_HAN_MASK) == SIMHASH_HAN_PLAIN;
+}
+
+/*
+ * Count one occurrence of the Han character whose three UTF-8 bytes are the
+ * low bytes of v (little-endian), well formed, of lead byte E4-E9.  count
+ * and listed are hc's, nlisted its number of listed characters, kept by the
+ * caller (in a register) and returned updated.  A character's index goes to
+ * the list when its count leaves 0, without a branch (an entry is written
+ * past the end, and kept only then).
+ */
+static pg_attribute_always_inline uint32
+SimhashHanCountsAdd(SimhashHanCounts *hc, uint16 *count, uint32 *listed,
+					uint32 nlisted, SimhashFeatureSet *fs, uint32 v)
+{
+	uint32		c = ((v & 0x0F) << 12) | ((v & 0x3F00) >> 2) | ((v >> 16) & 0x3F);
+	uint32		idx = c - SIMHASH_HAN_BASE;
+	uint32		n;
+
+	Assert(idx < SIMHASH_HAN_CODES);
+	n = (uint32) count[idx] + 1;
+	listed[nlisted] = idx;
+	nlisted += (n == 1);
+	count[idx] = (uint16) n;
+	if (unlikely(n == PG_UINT16_MAX || nlisted == SIMHASH_HAN_LISTED))
+	{
+		hc->nlisted = nlisted;
+		SimhashHanCountsFlush(hc, fs);
+		nlisted = 0;
+	}
+	return nlisted;
 }
 
 /*

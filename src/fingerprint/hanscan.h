@@ -8,7 +8,8 @@
  * recognised from one 32-bit load, the common ones without a table lookup,
  * counted by code point (hancount.h, hancount.c; the counting is here so
  * that hancount.c does not include code that calls it), and the Chinese
- * punctuation between them skipped.  Apart from tokenize.c only to keep files short.
+ * punctuation between them skipped.  Apart from tokenize.c only to keep
+ * files short.
  *
  * Copyright (c) 2026, the simhash authors
  *

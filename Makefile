@@ -33,6 +33,7 @@ OBJS = \
 	src/executor/nearestsort.o \
 	src/fingerprint/featureset.o \
 	src/fingerprint/fingerprint.o \
+	src/fingerprint/hancount.o \
 	src/fingerprint/jaccard.o \
 	src/fingerprint/radius.o \
 	src/fingerprint/textsource.o \

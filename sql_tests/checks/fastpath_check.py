@@ -7,7 +7,8 @@ to cross every edge of the tokenizer's fast paths.
 The ASCII path classifies 64 bytes at a time and must leave the byte before
 a non-ASCII one to the general path (it may compose with it: "<" + U+0338
 is U+226E, "e" + U+0301 is U+00E9); the Han path hashes 3-byte characters
-in place while the next one is a boundary.  So the texts put every kind of
+in place while the next one is a boundary, and counts those of
+U+4000-U+9FFF by code point (hancount.h).  So the texts put every kind of
 non-ASCII piece (combining marks after letters and after separators, Han,
 kana, Latin letters with accents, 2- and 4-byte sequences, ill-formed
 bytes cannot go through COPY into a UTF8 database and are left to the
@@ -67,6 +68,20 @@ def texts():
     for sep in seps:
         for nxt in after:
             docs.append("中文" + sep + nxt + "字中" + sep + sep + nxt + "文")
+    # Han characters counted by code point (U+4000-U+9FFF but U+4DC0-U+4DFF,
+    # lead bytes E4-E9): every code point around and in that range, in runs
+    # of 1,500 (once, and twice in another order), all of them in one text
+    # (more distinct characters than the list holds between two moves into
+    # the feature table), and counts past 65,535 (where a count moves)
+    block = [chr(c) for c in range(0x3F00, 0xA100)]
+    for k in range(0, len(block), 1500):
+        run = block[k:k + 1500]
+        docs.append("".join(run))
+        docs.append("".join(run) + "x " + "".join(reversed(run)) + "中")
+    docs.append("".join(block) + " " + "".join(block[::7]))
+    docs.append("中" * 70000 + "文" * 65535 + "字" * 65534 + "".join(block[1000:6000]))
+    docs.append("中" * 65537 + "文" * 65536 + "字" * 131072 + "本 a")
+    docs.append(("中文" * 40000 + "a ") * 2 + "本")
     # long mixed texts: words, Han runs, marks and kana interleaved
     for _ in range(300):
         parts = []

@@ -102,7 +102,7 @@ SimhashFreeFeatureSet(SimhashFeatureSet *fs)
  * moved; that one is then moved in turn.  Slots of moved entries never
  * change again, so every entry stays reachable from its home.
  */
-static void
+pg_noinline void
 SimhashGrowFeatureSet(SimhashFeatureSet *fs)
 {
 	uint32		oldslots = fs->mask + 1;
@@ -177,8 +177,8 @@ SimhashGrowFeatureSet(SimhashFeatureSet *fs)
 }
 
 /*
- * Record the first occurrence of a feature in an empty slot, when its text
- * is kept or the table must grow (SimhashAddFeatureHash does the rest).
+ * Record the first occurrence of a feature in an empty slot past its home,
+ * or when its text is kept (SimhashAddFeatureHash does the rest).
  */
 pg_noinline void
 SimhashNewFeature(SimhashFeatureSet *fs, uint32 slot, uint64 h, const char *s, size_t len)
@@ -209,6 +209,41 @@ SimhashNewFeature(SimhashFeatureSet *fs, uint32 slot, uint64 h, const char *s, s
 
 	if (fs->nfeatures > fs->grow_at)
 		SimhashGrowFeatureSet(fs);
+}
+
+/*
+ * Count n > 0 more occurrences of the feature of hash h, in a feature set
+ * that does not keep texts (the Han counts of hancount.c).
+ */
+void
+SimhashAddFeatureTimes(SimhashFeatureSet *fs, uint64 h, uint32 n)
+{
+	uint32		slot = (uint32) h & fs->mask;
+	uint32		old;
+	uint32		now;
+
+	Assert(!fs->keep_text && n > 0);
+	while (fs->slots[slot].count != 0)
+	{
+		if (SimhashSlotHash(&fs->slots[slot]) == h)
+			break;
+		slot = (slot + 1) & fs->mask;
+	}
+	old = fs->slots[slot].count;
+	if (old == 0)
+	{
+		/* a new feature, with its n occurrences */
+		memcpy(fs->slots[slot].hash, &h, sizeof(h));
+		fs->slots[slot].count = n;
+		fs->w8 += Min(n, SIMHASH_CAP_MIN);
+		SimhashFeatureSetOccupied(fs)[fs->nfeatures++] = slot;
+		if (fs->nfeatures > fs->grow_at)
+			SimhashGrowFeatureSet(fs);
+		return;
+	}
+	now = old + Min(n, SIMHASH_MAX_COUNT - old);
+	fs->w8 += Min(now, SIMHASH_CAP_MIN) - Min(old, SIMHASH_CAP_MIN);
+	fs->slots[slot].count = now;
 }
 
 uint32

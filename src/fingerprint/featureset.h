@@ -119,5 +119,9 @@ extern uint64 SimhashFeatureSetSumWeights(const SimhashFeatureSet *fs, uint64 ca
 extern SimhashFeatureSet *SimhashCreateFeatureSet(bool keep_text, size_t expect_bytes);
 extern void SimhashNewFeature(SimhashFeatureSet *fs, uint32 slot, uint64 h,
 							  const char *s, size_t len);
+/* double the slots of a set that holds more than grow_at features */
+extern void SimhashGrowFeatureSet(SimhashFeatureSet *fs);
+/* n more occurrences of a feature (the Han counts of hancount.c) */
+extern void SimhashAddFeatureTimes(SimhashFeatureSet *fs, uint64 h, uint32 n);
 
 #endif							/* SIMHASH_FEATURESET_H */

@@ -23,6 +23,7 @@
 #include "utils/memutils.h"
 
 #include "featureadd.h"
+#include "hancount.h"
 #include "simhash.h"
 #include "textscan.h"
 #include "unicode_table.h"
@@ -61,6 +62,8 @@ struct SimhashTokenizer
 	int			kana_run;		/* length of the current kana run */
 	char	   *carry;			/* UTF-8 input not consumed yet */
 	size_t		carried;
+	SimhashHanCounts han;		/* common Han characters (unless keep_text;
+								 * taken at the first one) */
 };
 
 /* Look up the property byte of a code point in the generated table. */
@@ -428,123 +431,8 @@ SimhashFeedAsciiBlocks(SimhashTokenizer *tk, const unsigned char *s, size_t i, s
 	return i;
 }
 
-/*
- * The code point of the 3-byte sequence whose first three bytes are the
- * low bytes of v (little-endian), or 0 if they are not a well-formed
- * sequence with a lead byte other than E0 and ED (the fast path leaves
- * those, rare in text, to the general decoder).
- */
-static inline pg_wchar
-SimhashDecode3Word(uint32 v)
-{
-	pg_wchar	c;
-
-	if ((v & 0xC0C0F0) != 0x8080E0)
-		return 0;
-	c = ((v & 0x0F) << 12) | ((v & 0x3F00) >> 2) | ((v >> 16) & 0x3F);
-	/* E0 and ED: overlong forms, surrogates and the rest of their range */
-	if (c < 0x1000 || (c >= 0xD000 && c < 0xE000))
-		return 0;
-	return c;
-}
-
-/*
- * Is a code point of property byte props, when it is a segment of its own
- * and nothing is pending, only a separator?  As SimhashEmitSegment and
- * SimhashEmitChar treat it: NFKC-stable, not folding and of class SEP, or
- * not stable but normalizing to separators only.
- */
-static inline bool
-SimhashSkippableSeparator(uint8 props)
-{
-	if (!(props & SIMHASH_UFLAG_BOUNDARY))
-		return false;
-	if (props & SIMHASH_UFLAG_STABLE)
-		return (props & (SIMHASH_UFLAG_FOLDS | SIMHASH_UCLASS_MASK)) == SIMHASH_UCLASS_SEP;
-	return (props & SIMHASH_UFLAG_NFKC_SEP) != 0;
-}
-
-/*
- * The properties of the three-byte character whose UTF-8 starts in the low
- * bytes of v, if it is well formed and a boundary; 0 otherwise.
- */
-static inline uint8
-SimhashBoundaryProps3(uint32 v)
-{
-	pg_wchar	c = SimhashDecode3Word(v);
-	uint8		props;
-
-	if (c == 0)
-		return 0;
-	props = SimhashCharProps(c);
-	return (props & SIMHASH_UFLAG_BOUNDARY) ? props : 0;
-}
-
-/* Count the three-byte character at s, a segment of its own, as a feature. */
-static inline void
-SimhashAddHan(SimhashTokenizer *tk, const unsigned char *s)
-{
-	SimhashAddFeatureHash(tk->fs, SimhashHashShort(s, 3, 0), (const char *) s, 3);
-}
-
-/*
- * Chinese: from s[i], Han characters of three bytes, NFKC-stable and not
- * folding, each followed by a boundary (so each is a segment of its own),
- * with no word or kana run pending: each is a feature of its own, hashed
- * in place (a well-formed sequence is the UTF-8 of what it decodes to);
- * separators of three bytes between them are skipped.  Returns where it
- * stopped, i itself if s[i] is no such character.
- */
-static inline size_t
-SimhashFeedHan(SimhashTokenizer *tk, const unsigned char *s, size_t i, size_t len)
-{
-	pg_wchar	c;
-
-	if (i + 7 > len)
-		return i;
-	c = SimhashDecode3Word((uint32) SimhashLoadLE32(s + i, 0));
-	if (c == 0 || (SimhashCharProps(c) & SIMHASH_HAN_MASK) != SIMHASH_HAN_PLAIN)
-		return i;
-	/* s[i..i+2] is such a character: is the next one a boundary? */
-	while (i + 7 <= len)
-	{
-		uint32		v = SimhashLoadLE32(s + i + 3, 0);
-		uint8		props;
-
-		if ((v & 0x80) == 0)
-		{
-			/* ASCII is a boundary: back to the ASCII paths */
-			SimhashAddHan(tk, s + i);
-			return i + 3;
-		}
-		props = SimhashBoundaryProps3(v);
-		if (props == 0)
-			break;
-		SimhashAddHan(tk, s + i);
-		i += 3;
-		if ((props & SIMHASH_HAN_MASK) == SIMHASH_HAN_PLAIN)
-			continue;
-
-		/*
-		 * Chinese punctuation (U+3001, U+FF0C, ...): a separator that is a
-		 * segment of its own ends nothing here (no word or kana run is
-		 * pending), so it is skipped if the character after it is a
-		 * boundary.
-		 */
-		if (!SimhashSkippableSeparator(props) || i + 7 > len)
-			break;
-		v = SimhashLoadLE32(s + i + 3, 0);
-		if ((v & 0x80) == 0)
-			return i + 3;		/* ASCII next */
-		props = SimhashBoundaryProps3(v);
-		if (props == 0)
-			break;
-		i += 3;
-		if ((props & SIMHASH_HAN_MASK) != SIMHASH_HAN_PLAIN)
-			break;
-	}
-	return i;
-}
+/* the fast path for Chinese (part of this file) */
+#include "hanscan.h"
 
 /*
  * Tokenize s[0..len).  Returns the number of bytes consumed.  Unless
@@ -594,9 +482,11 @@ SimhashFeed(SimhashTokenizer *tk, const unsigned char *s, size_t len, bool final
 
 			/*
 			 * A whole lower-case word between ASCII separators (the common
-			 * case) is hashed in place, without copying.
+			 * case) or before a common Han character (a boundary) is hashed
+			 * in place, without copying.
 			 */
-			if (!upper && i < len && s[i] < 0x80 && tk->wlen == 0)
+			if (!upper && i < len && tk->wlen == 0 &&
+				(s[i] < 0x80 || SimhashCommonHanAt(s, i, len)))
 			{
 				if (tk->kana_run > 0)
 					SimhashEndKana(tk);
@@ -604,7 +494,7 @@ SimhashFeed(SimhashTokenizer *tk, const unsigned char *s, size_t len, bool final
 				continue;
 			}
 			/* the last one may start a segment with what follows */
-			if (i == len ? !final : s[i] >= 0x80)
+			if (i == len ? !final : (s[i] >= 0x80 && !SimhashCommonHanAt(s, i, len)))
 				i--;
 			if (i > start)
 			{
@@ -628,6 +518,9 @@ SimhashFeed(SimhashTokenizer *tk, const unsigned char *s, size_t len, bool final
 					*out++ = (char) (s[k] | 0x20);
 				tk->wlen += i - start;
 			}
+			/* a Han character ends the word: leave it to the Han path */
+			if (i < len && s[i] >= 0x80 && SimhashCommonHanAt(s, i, len))
+				SimhashEndWord(tk);
 			if (i == len - 1 && !final)
 				return i;
 			if (i == start)
@@ -643,9 +536,9 @@ SimhashFeed(SimhashTokenizer *tk, const unsigned char *s, size_t len, bool final
 			if (i != start)
 				continue;
 		}
-		if (b < 0x80 && (i + 1 < len ? s[i + 1] < 0x80 : final))
+		if (b < 0x80 && (i + 1 < len ? s[i + 1] < 0x80 || SimhashCommonHanAt(s, i + 1, len) : final))
 		{
-			/* fast path: ASCII separator followed by ASCII */
+			/* fast path: ASCII separator followed by ASCII or Han */
 			SimhashEmitSeparator(tk);
 			i++;
 			/* skip a run of separators */
@@ -770,6 +663,8 @@ SimhashTokenizerFinish(SimhashTokenizer *tk)
 	/* the final feed flushed nothing: end the last word or kana run */
 	SimhashEndWord(tk);
 	SimhashEndKana(tk);
+	if (tk->han.count != NULL)
+		SimhashHanCountsEnd(&tk->han, fs);
 	pfree(tk->word);
 	if (tk->hstate_mem)
 		pfree(tk->hstate_mem);

@@ -21,5 +21,6 @@ gcc $("$pgc" --cflags) $("$pgc" --cppflags) -Wno-missing-prototypes -Wno-unused-
 	-no-pie -o "$out" "$here/fpharness.c" \
 	"$fp/tokenize.c" "$fp/textsource.c" "$fp/fingerprint.c" \
 	$([ -f "$fp/featureset.c" ] && echo "$fp/featureset.c") \
+	$([ -f "$fp/hancount.c" ] && echo "$fp/hancount.c") \
 	-L"$("$pgc" --pkglibdir)" -L"$("$pgc" --libdir)" -lpgcommon -lpgport \
 	-Wl,--unresolved-symbols=ignore-all

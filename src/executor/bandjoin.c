@@ -176,14 +176,22 @@ SimhashEstimateJoinPairs(PlannerInfo *root, const SimhashJoinClause *jc, int rad
  * counting passes each), the directories and the reordering.
  *
  * PROBE: one probed key of one outer row: the directory lookup and the
- * start of the candidate run, in tables small enough for the CPU caches;
- * PROBE_MISS more per doubling of the batch past SIMHASH_JOIN_CACHE_ROWS,
- * as the directories and rows outgrow them.
+ * start of the candidate run, while a batch's tables fit in the CPU caches
+ * (about 80 bytes a row: SIMHASH_JOIN_CACHE_ROWS rows is 5 MB, less than
+ * hash_mem's default 8 MB); PROBE_MISS more per doubling of the batch past
+ * that, as the directories and rows outgrow the caches.  Measured per
+ * probe of one batch (bench/planner/RESULTS.md, "Listing all near-duplicate
+ * pairs"): 0.13-0.32 us into batches of 62,500 rows (a 1M-row inner side
+ * in 16 batches), 0.17-0.27 us into 1,000 rows, 1.6 us into one batch of
+ * 1M rows.  The slope used to start at 1,024 rows, which charged a probe
+ * into a 60,000-row batch 3.5 times one into 1,000 rows and made the band
+ * join over 1M rows in 12 batches cost more than the nested loop it beats
+ * 3.7 times.
  */
 #define SIMHASH_JOIN_BUILD_OPS		12.0
-#define SIMHASH_JOIN_PROBE_OPS		2.7
+#define SIMHASH_JOIN_PROBE_OPS		5.0
 #define SIMHASH_JOIN_PROBE_MISS_OPS	2.4
-#define SIMHASH_JOIN_CACHE_ROWS		1024.0
+#define SIMHASH_JOIN_CACHE_ROWS		65536.0
 
 /*
  * Cost of the band join, costed like a hash join (initial_cost_hashjoin):

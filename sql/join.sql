@@ -345,12 +345,14 @@ DROP TABLE jt, jp;
 -- all near-duplicate pairs of a big clustered table (a self-join): the band
 -- join, which runs its inner side in batches, not the nested loop over the
 -- index, which takes 4-5 times as long (bench/planner/RESULTS.md, "Listing
--- all near-duplicate pairs").  A probe into a batch of 20,000-90,000 rows
--- used to be charged 3.5 times one into 1,000 rows, so the batches made the
--- band join cost more than the nested loop: 2,000 clusters of 100 copies
--- at work_mem 512kB (25 batches of 8,000 rows) as the 1M-row self-join at
--- the default work_mem (16 of 62,500).  First with every row in the
--- statistics, then with ANALYZE's sample of 30,000 rows, several times.
+-- all near-duplicate pairs").  A probe was charged more the larger its
+-- batch from 1,024 rows up (into 10,000 rows twice, into 62,500 3.4 times
+-- what one into 1,000 rows costs; measured, about the same), once per
+-- batch, so batches made the band join dearer than the nested loop: here
+-- 2,000 clusters of 100 copies at work_mem 512kB (25 batches of 8,000
+-- rows), as the 1M-row self-join at the default work_mem (16 of 62,500).
+-- First with every row in the statistics, then with ANALYZE's sample of
+-- 30,000 rows, several times.
 CREATE TABLE js (id int8, fp simhash64);
 INSERT INTO js
 SELECT c * 1000 + j,

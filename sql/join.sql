@@ -341,3 +341,47 @@ ANALYZE jt;
 SELECT outer_rows, abs(rows_per_loop * outer_rows - join_rows) <= outer_rows AS agree
 FROM loop_rows('SELECT count(*) FROM jp p JOIN jt t ON t.fp <-> p.fp <= 3');
 DROP TABLE jt, jp;
+
+-- all near-duplicate pairs of a big clustered table (a self-join): the band
+-- join, which runs its inner side in batches, not the nested loop over the
+-- index, which takes 4-5 times as long (bench/planner/RESULTS.md, "Listing
+-- all near-duplicate pairs").  A probe was charged more the larger its
+-- batch from 1,024 rows up (into 10,000 rows twice, into 62,500 3.4 times
+-- what one into 1,000 rows costs; measured, about the same), once per
+-- batch, so batches made the band join dearer than the nested loop: here
+-- 2,000 clusters of 100 copies at work_mem 512kB (25 batches of 8,000
+-- rows), as the 1M-row self-join at the default work_mem (16 of 62,500).
+-- First with every row in the statistics, then with ANALYZE's sample of
+-- 30,000 rows, several times.
+CREATE TABLE js (id int8, fp simhash64);
+INSERT INTO js
+SELECT c * 1000 + j,
+	   (jfp(c)::int8 # (CASE WHEN j % 4 > 0 THEN 1::int8 << (j % 61) ELSE 0 END)
+					 # (CASE WHEN j % 4 > 1 THEN 1::int8 << ((j * 7 + 3) % 63) ELSE 0 END)
+					 # (CASE WHEN j % 4 > 2 THEN 1::int8 << ((j * 13 + 5) % 59) ELSE 0 END))::simhash64
+FROM generate_series(1, 2000) c, generate_series(0, 99) j;
+CREATE INDEX js_fp ON js USING simhash (fp);
+SET default_statistics_target = 10000;
+ANALYZE js;
+RESET default_statistics_target;
+SET work_mem = '512kB';
+EXPLAIN (COSTS OFF)
+SELECT count(*) FROM js a JOIN js b ON a.fp <-> b.fp <= 3 AND a.id < b.id;
+CREATE FUNCTION self_join_plans(samples int) RETURNS TABLE (plan text, n bigint)
+LANGUAGE plpgsql AS $$
+DECLARE
+	plans text[] := '{}';
+	p json;
+BEGIN
+	FOR i IN 1..samples LOOP
+		ANALYZE js;
+		EXECUTE 'EXPLAIN (FORMAT JSON) SELECT count(*) FROM js a JOIN js b '
+			'ON a.fp <-> b.fp <= 3 AND a.id < b.id' INTO p;
+		p := p -> 0 -> 'Plan' -> 'Plans' -> 0;
+		plans := plans || coalesce(p ->> 'Custom Plan Provider', p ->> 'Node Type');
+	END LOOP;
+	RETURN QUERY SELECT u, count(*) FROM unnest(plans) u GROUP BY u ORDER BY u;
+END $$;
+SELECT * FROM self_join_plans(5);
+RESET work_mem;
+DROP TABLE js;

@@ -176,14 +176,24 @@ SimhashEstimateJoinPairs(PlannerInfo *root, const SimhashJoinClause *jc, int rad
  * counting passes each), the directories and the reordering.
  *
  * PROBE: one probed key of one outer row: the directory lookup and the
- * start of the candidate run, in tables small enough for the CPU caches;
- * PROBE_MISS more per doubling of the batch past SIMHASH_JOIN_CACHE_ROWS,
- * as the directories and rows outgrow them.
+ * start of the candidate run, the same while a batch's tables fit in the
+ * CPU caches (SIMHASH_JOIN_CACHE_ROWS rows of (id, fingerprint) take about
+ * 6 MB, less than the default hash_mem); PROBE_MISS more per doubling of
+ * the batch past that, as the directories and rows outgrow the caches.
+ * Measured (bench/planner/RESULTS.md, "Listing all near-duplicate pairs"),
+ * per probe of one batch: 0.13-0.26 us into batches of 62,500 rows (1M
+ * inner rows in 16 batches), 0.27 us into 1,000 rows (reading the outer
+ * row included), 1.6 us into one batch of 1M rows.  PROBE is what the
+ * earlier slope, which started at 1,024 rows, gave at 1,000 rows, so the
+ * small batches of bench/planner/join.sh keep their costs; that slope
+ * charged a probe into 62,500 rows 3.4 times one into 1,000 and made the
+ * band join over 1M rows in batches dearer than the nested loop it beats
+ * 3.5 times.  PROBE_MISS is the earlier slope, not refitted.
  */
 #define SIMHASH_JOIN_BUILD_OPS		12.0
-#define SIMHASH_JOIN_PROBE_OPS		2.7
+#define SIMHASH_JOIN_PROBE_OPS		5.0
 #define SIMHASH_JOIN_PROBE_MISS_OPS	2.4
-#define SIMHASH_JOIN_CACHE_ROWS		1024.0
+#define SIMHASH_JOIN_CACHE_ROWS		65536.0
 
 /*
  * Cost of the band join, costed like a hash join (initial_cost_hashjoin):

@@ -10,9 +10,11 @@
 # (default bench/index/results) and drops the (size, dataset) tables.  Skipped
 # with a message when the server has no "vector" extension available
 # (Debian: postgresql-NN-pgvector).  What is measured: pgvector.sql.
-# HNSW_MWM: maintenance_work_mem of the HNSW build (default 1GB; 1M uniform
-# rows need more to keep the graph in memory, e.g. 4GB).  A progress log of
-# the build: hnsw_progress.sh.
+# HNSW_MWM: maintenance_work_mem of the HNSW build (default 1GB; the graph
+# takes about 0.72 KB a row with the defaults, so 10M rows need about 8GB to
+# stay in memory).  A progress log of the build: hnsw_progress.sh.  On the
+# tables a KEEP=1 run leaves: pgvector_pair.sql (same-load pairs),
+# pgvector_ef.sql (another ef_search), pgvector_parallel.sql (parallel build).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)

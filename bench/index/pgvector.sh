@@ -10,6 +10,11 @@
 # (default bench/index/results) and drops the (size, dataset) tables.  Skipped
 # with a message when the server has no "vector" extension available
 # (Debian: postgresql-NN-pgvector).  What is measured: pgvector.sql.
+# HNSW_MWM: maintenance_work_mem of the HNSW build (default 1GB; the graph
+# takes about 0.72 KB a row with the defaults, so 10M rows need about 8GB to
+# stay in memory).  A progress log of the build: hnsw_progress.sh.  On the
+# tables a KEEP=1 run leaves: pgvector_pair.sql (same-load pairs),
+# pgvector_ef.sql (another ef_search), pgvector_parallel.sql (parallel build).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -36,6 +41,7 @@ for dataset in "${datasets[@]}"; do
 	echo "[$(date -u +%H:%M:%S)] == pgvector HNSW, $size $dataset, run $run"
 	psql -X -q -v ON_ERROR_STOP=1 -v prefix="$prefix" -v run="$run" -v size="$size" \
 		-v n="$n" -v dataset="$dataset" -v nq="${NQ:-200}" -v seqnq="${SEQ_NQ:-30}" \
+		-v mwm="${HNSW_MWM:-1GB}" \
 		-o /dev/null -f "$here/pgvector.sql"
 	psql -X -q -tA -c "SELECT '   ' || rpad(method, 16) || rpad(coalesce('k=' || k, ''), 5)
 			|| rpad(metric, 16) || round(value::numeric, 4) || coalesce(' ' || info, '')

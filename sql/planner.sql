@@ -227,6 +227,15 @@ SELECT estimated, actual FROM plan_rows($$SELECT id FROM docs WHERE fp <-> fp_of
 INSERT INTO docs SELECT 900000 + i, fp_of(5) FROM generate_series(1, 50) i;
 SELECT estimated, actual FROM plan_rows($$SELECT id FROM docs WHERE fp <-> fp_of(5) <= 3$$);
 ROLLBACK;
+-- a count that stops at its limit (100,000 entries) is a lower bound: the
+-- statistics (here a most common value, two thirds of the rows) say how many
+CREATE TABLE manydup AS SELECT i AS id, fp_of(CASE WHEN i % 3 <> 0 THEN 1 ELSE -i END) AS fp
+FROM generate_series(1, 240000) i;
+CREATE INDEX manydup_fp ON manydup USING simhash (fp);
+ANALYZE manydup;
+SELECT estimated BETWEEN actual / 1.25 AND actual * 1.25 AS within_1_25x, actual
+FROM plan_rows($$SELECT id FROM manydup WHERE fp <-> fp_of(1) <= 3$$);
+DROP TABLE manydup;
 -- a table without a simhash index is planned as before (1/3 of the rows)
 CREATE TABLE plain AS SELECT * FROM docs;
 ANALYZE plain;

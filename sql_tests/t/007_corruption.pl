@@ -184,6 +184,30 @@ corruption_case(
 		}
 	},
 	'XX002');
+# links to blocks past the end of the file: within the file's last
+# segment (a short read, XX001, before the fix) and far beyond it (no such
+# segment, 58P01): the index's own XX002 either way
+corruption_case(
+	'right-link past the end',
+	sub {
+		my ($img) = @_;
+		my @l = @{ $leaves{1} };
+		substr($$img, $l[0] * $BLCKSZ + $OPAQUE + 8, 4) = pack('V', $npages + 2);
+		substr($$img, $l[1] * $BLCKSZ + $OPAQUE + 8, 4) = pack('V', 0x7FFFFFF0);
+	},
+	'XX002');
+corruption_case(
+	'pivot child past the end',
+	sub {
+		my ($img) = @_;
+		for my $i (0 .. $#internal)
+		{
+			# the first pivot's child (pivots follow the 24-byte page header)
+			substr($$img, $internal[$i] * $BLCKSZ + 24 + 8, 4) =
+			  pack('V', $i % 2 ? 0x7FFFFFF0 : $npages + 1);
+		}
+	},
+	'XX002');
 corruption_case(
 	'garbage in the sorted areas',
 	sub {

@@ -385,7 +385,7 @@ SimhashWalkTree(Relation index, int tree, BlockNumber root, uint16 rootlevel,
 			SimhashPageOpaque op;
 
 			CHECK_FOR_INTERRUPTS();
-			buf = ReadBuffer(index, blkno);
+			buf = SimhashReadLinkedBuffer(index, blkno);
 			LockBuffer(buf, BUFFER_LOCK_SHARE);
 			page = BufferGetPage(buf);
 			if (!SimhashPageIsValid(page))

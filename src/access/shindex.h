@@ -31,6 +31,7 @@
 
 /* shutils.c: buffers, the metapage and included columns */
 extern Buffer SimhashNewBuffer(Relation index);
+extern Buffer SimhashReadLinkedBuffer(Relation index, BlockNumber blkno);
 extern bool SimhashIndexHasPayload(Relation index);
 extern uint16 SimhashLeafFlags(Relation index);
 extern void SimhashCheckLeafPayload(Relation index, Buffer buf);

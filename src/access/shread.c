@@ -243,7 +243,7 @@ SimhashReadKey(IndexScanDesc scan, int band, uint16 key, const SimhashSettleSpec
 		UnlockReleaseBuffer(buf);
 		/* no lock held here: a damaged right-link chain can be cancelled */
 		CHECK_FOR_INTERRUPTS();
-		buf = ReadBuffer(index, next);
+		buf = SimhashReadLinkedBuffer(index, next);
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 	}
 	LockBuffer(buf, BUFFER_LOCK_UNLOCK);
@@ -282,7 +282,7 @@ BlockNumber
 SimhashReadLeaf(IndexScanDesc scan, BlockNumber blkno)
 {
 	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
-	Buffer		buf = ReadBuffer(scan->indexRelation, blkno);
+	Buffer		buf = SimhashReadLinkedBuffer(scan->indexRelation, blkno);
 	Page		page;
 	SimhashPageOpaque op;
 	SimhashLeafCursor cur;

@@ -91,7 +91,7 @@ SimhashMoveRight(Relation index, Buffer buf, SimhashSortKey target, int mode)
 					 errhint("Please REINDEX it.")));
 		UnlockReleaseBuffer(buf);
 		CHECK_FOR_INTERRUPTS();
-		buf = ReadBuffer(index, next);
+		buf = SimhashReadLinkedBuffer(index, next);
 		LockBuffer(buf, mode);
 		/* a sibling is on the same tree and level */
 		SimhashCheckTreePage(index, buf, band, level);
@@ -149,7 +149,7 @@ SimhashDescendToLevel(Relation index, int band, BlockNumber root, uint16 rootlev
 	Assert(level <= rootlevel);
 	for (;;)
 	{
-		Buffer		buf = ReadBuffer(index, blkno);
+		Buffer		buf = SimhashReadLinkedBuffer(index, blkno);
 		int			mode = (curlevel == level) ? access : BUFFER_LOCK_SHARE;
 		Page		page;
 		SimhashPivot *pivots;
@@ -210,7 +210,7 @@ SimhashDescendViaParent(Relation index, int band, BlockNumber root, uint16 rootl
 	LockBuffer(pbuf, BUFFER_LOCK_UNLOCK);
 	*parent = pbuf;
 
-	buf = ReadBuffer(index, blkno);
+	buf = SimhashReadLinkedBuffer(index, blkno);
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
 	SimhashCheckTreePage(index, buf, band, 0);
 	return SimhashMoveRight(index, buf, target, BUFFER_LOCK_SHARE);
@@ -223,7 +223,7 @@ SimhashDescendViaParent(Relation index, int band, BlockNumber root, uint16 rootl
 Buffer
 SimhashDescend(Relation index, BlockNumber root, SimhashSortKey target, int access)
 {
-	Buffer		buf = ReadBuffer(index, root);
+	Buffer		buf = SimhashReadLinkedBuffer(index, root);
 	Page		page;
 	int			level;
 	int			band;

@@ -33,6 +33,41 @@ SimhashNewBuffer(Relation index)
 }
 
 /*
+ * Pin block blkno of the index, a block that a page of it links to (a root,
+ * a pivot's child, a right sibling): a link past the end of the file is
+ * damage, reported as such (XX002) rather than as a failed read of the
+ * storage layer (XX001, or 58P01 beyond the last segment).  The number of
+ * blocks is cached in rd_amcache and looked up again only for a link past
+ * it: the index never shrinks (a rebuild gets a new relation file and a
+ * relcache invalidation, which resets the cache).
+ */
+Buffer
+SimhashReadLinkedBuffer(Relation index, BlockNumber blkno)
+{
+	BlockNumber *known = (BlockNumber *) index->rd_amcache;
+
+	if (known == NULL || blkno >= *known)
+	{
+		BlockNumber nblocks = RelationGetNumberOfBlocks(index);
+
+		if (known == NULL)
+		{
+			known = MemoryContextAlloc(index->rd_indexcxt, sizeof(BlockNumber));
+			index->rd_amcache = known;
+		}
+		*known = nblocks;
+		if (blkno >= nblocks)
+			ereport(ERROR,
+					(errcode(ERRCODE_INDEX_CORRUPTED),
+					 errmsg("index \"%s\" links to block %u past its end",
+							RelationGetRelationName(index), blkno),
+					 errdetail("The index has %u blocks.", nblocks),
+					 errhint("Please REINDEX it.")));
+	}
+	return ReadBuffer(index, blkno);
+}
+
+/*
  * Read the root block and level of every tree from the metapage.  The
  * answer may be stale by the time it is used: a root that has since split
  * is still the leftmost page of its level, so descending from it stays

@@ -52,7 +52,7 @@ SimhashVacuumTree(IndexVacuumInfo *info, int tree, BlockNumber root, uint16 root
 		BlockNumber first = BufferGetBlockNumber(buf);
 
 		UnlockReleaseBuffer(buf);
-		buf = ReadBuffer(index, first);
+		buf = SimhashReadLinkedBuffer(index, first);
 		LockBufferForCleanup(buf);
 	}
 	for (;;)
@@ -99,7 +99,7 @@ SimhashVacuumTree(IndexVacuumInfo *info, int tree, BlockNumber root, uint16 root
 			break;
 		/* sleep for the cost-based delay between pages, holding no lock */
 		SimhashVacuumDelayPoint();
-		buf = ReadBuffer(index, next);
+		buf = SimhashReadLinkedBuffer(index, next);
 		if (callback)
 			LockBufferForCleanup(buf);
 		else

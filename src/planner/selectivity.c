@@ -315,22 +315,27 @@ SimhashCountNeighbours(Oid indexoid, uint64 center, int radius)
 
 /*
  * Fraction of the indexed rows within "radius" of "center", counted in the
- * index; -1 when the search would cost too much.  The planner already
- * holds a lock on the index.
+ * index; -1 when the search would cost too much.  *lower (if not NULL) is
+ * set when the count stopped at SIMHASH_COUNT_LIMIT, so that the fraction
+ * is only a lower bound.  The planner already holds a lock on the index.
  */
 static double
-SimhashIndexFraction(IndexOptInfo *index, uint64 center, int radius)
+SimhashIndexFraction(IndexOptInfo *index, uint64 center, int radius, bool *lower)
 {
 	SimhashProbePlan plan;
 	double		rows = Max(index->tuples, 1);
 	double		count;
 
+	if (lower)
+		*lower = false;
 	if (radius < 0)
 		return 0;
 	SimhashPlanProbes(radius, rows, &plan);
 	if (radius >= SIMHASH_BITS || plan.cost > SIMHASH_COUNT_BUDGET)
 		return -1;
 	count = SimhashCountNeighbours(index->indexoid, center, radius);
+	if (lower)
+		*lower = (count >= SIMHASH_COUNT_LIMIT);
 	return Min(count / rows, 1.0);
 }
 
@@ -354,7 +359,7 @@ SimhashIndexPairFraction(IndexOptInfo *index, const SimhashColumnStats *centres,
 		return -1;
 	for (int i = 0; i < nmcv; i++)
 	{
-		double		f = SimhashIndexFraction(index, centres->mcv[i], radius);
+		double		f = SimhashIndexFraction(index, centres->mcv[i], radius, NULL);
 
 		if (f < 0)
 			return -1;
@@ -363,7 +368,7 @@ SimhashIndexPairFraction(IndexOptInfo *index, const SimhashColumnStats *centres,
 	}
 	for (int i = 0; i < centres->nhist; i += Max(1, centres->nhist / SIMHASH_SAMPLE_HIST))
 	{
-		double		f = SimhashIndexFraction(index, centres->hist[i], radius);
+		double		f = SimhashIndexFraction(index, centres->hist[i], radius, NULL);
 
 		if (f < 0)
 			return -1;
@@ -395,10 +400,20 @@ SimhashEstimateWithin(IndexOptInfo *index, const SimhashColumnStats *fp,
 
 	if (center != NULL)
 	{
+		bool		lower = false;
+
 		if (index)
-			sel = SimhashIndexFraction(index, *center, radius);
+			sel = SimhashIndexFraction(index, *center, radius, &lower);
 		if (sel < 0)
 			sel = SimhashSelectivityWithin(fp, *center, radius);
+		else if (lower)
+		{
+			/*
+			 * The count stopped at its limit: more rows are near, and the
+			 * statistics (a most common value, say) may know how many.
+			 */
+			sel = Max(sel, SimhashSelectivityWithin(fp, *center, radius));
+		}
 	}
 	else
 	{

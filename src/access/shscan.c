@@ -551,8 +551,6 @@ SimhashSampleCountWithin(Relation index, uint64 center, int radius, int64 limit)
 	IndexScanDesc scan;
 	SimhashScanOpaque so;
 	SimhashProbePlan plan;
-	SimhashBall ball;
-	ScanKeyData key;
 	double		outer = 0;
 	double		count = 0;
 	double		step;
@@ -575,19 +573,12 @@ SimhashSampleCountWithin(Relation index, uint64 center, int radius, int64 limit)
 	if (plan.fullscan || outer <= SIMHASH_COUNT_SAMPLE_KEYS)
 		return (double) SimhashCountWithin(index, center, radius, limit);
 
-	scan = shbeginscan(index, 1, 0);
+	scan = SimhashBeginKeyProbes(index);
 	so = (SimhashScanOpaque) scan->opaque;
-	memset(&ball, 0, sizeof(ball));
-	ball.center = center;
-	ball.radius = radius;
-	ScanKeyEntryInitialize(&key, 0, 1, SIMHASH_WITHIN_STRATEGY, InvalidOid,
-						   InvalidOid, InvalidOid, PointerGetDatum(&ball));
-	so->internal = true;
-	shrescan(scan, &key, 1, NULL, 0);
-	Assert(so->mode == SIMHASH_SCAN_RANGE && so->radius == radius);
+	/* SimhashProbeKey drops entries beyond so->radius of so->center */
+	so->center = center;
+	so->radius = radius;
 	step = outer / SIMHASH_COUNT_SAMPLE_KEYS;
-	SimhashReadRoots(index, so->roots, so->levels);
-	so->started = true;
 	for (int band = 0; band < SIMHASH_BLOCKS && read < limit; band++)
 	{
 		int			r = plan.radius[band];

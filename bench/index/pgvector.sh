@@ -15,6 +15,7 @@
 # stay in memory).  A progress log of the build: hnsw_progress.sh.  On the
 # tables a KEEP=1 run leaves: pgvector_pair.sql (same-load pairs),
 # pgvector_ef.sql (another ef_search), pgvector_parallel.sql (parallel build).
+# The tables of RESULTS.md from the run's CSV: hnsw_report.py.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)

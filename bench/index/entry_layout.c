@@ -108,14 +108,12 @@ get_varint(const uint8_t **pp)
 	return w;
 }
 
-/* The 6-byte little-endian rest at p. */
+/* The 6-byte little-endian rest at p (as SimhashGetRest). */
 static inline uint64_t
 get_rest(const uint8_t *p)
 {
-	uint64_t	v = 0;
-
-	memcpy(&v, p, 6);
-	return v;
+	return (uint64_t) p[0] | ((uint64_t) p[1] << 8) | ((uint64_t) p[2] << 16) |
+		((uint64_t) p[3] << 24) | ((uint64_t) p[4] << 32) | ((uint64_t) p[5] << 40);
 }
 
 /* Append one key's group of n entries in the columnar layout. */

@@ -103,7 +103,8 @@ def table(d):
                  recall(d, k3, '3', 'recall') if k3 else '–',
                  latency(d, knn, '0') if knn else '–',
                  recall(d, knn, '0', 'knn_recall') if knn else '–']
-        print('| ' + ' | '.join(cells) + ' |')
+        if any(c != '–' for c in cells[1:]):  # a method this run measured
+            print('| ' + ' | '.join(cells) + ' |')
 
 
 def pairs(rounds):

@@ -298,13 +298,14 @@ SELECT batches('SELECT count(*) FROM jd a JOIN jd b ON a.fp <-> b.fp <= 3');
 -- (default_statistics_target 10000 = 3,000,000 rows), so the plan does not
 -- depend on ANALYZE's random sample.  jt: 500 clusters of 100 copies with
 -- 0-3 bits flipped; jp: 100 new rows, one in ten near a centre.
+-- copy j of cluster c: jfp(c) with j % 4 of its bits flipped
+CREATE FUNCTION jcopy(c int8, j int) RETURNS simhash64 LANGUAGE sql IMMUTABLE AS
+$$ SELECT (jfp(c)::int8 # (CASE WHEN j % 4 > 0 THEN 1::int8 << (j % 61) ELSE 0 END)
+					 # (CASE WHEN j % 4 > 1 THEN 1::int8 << ((j * 7 + 3) % 63) ELSE 0 END)
+					 # (CASE WHEN j % 4 > 2 THEN 1::int8 << ((j * 13 + 5) % 59) ELSE 0 END))::simhash64 $$;
 CREATE TABLE jt (id int8, fp simhash64);
 INSERT INTO jt
-SELECT c * 1000 + j,
-	   (jfp(c)::int8 # (CASE WHEN j % 4 > 0 THEN 1::int8 << (j % 61) ELSE 0 END)
-					 # (CASE WHEN j % 4 > 1 THEN 1::int8 << ((j * 7 + 3) % 63) ELSE 0 END)
-					 # (CASE WHEN j % 4 > 2 THEN 1::int8 << ((j * 13 + 5) % 59) ELSE 0 END))::simhash64
-FROM generate_series(1, 500) c, generate_series(0, 99) j;
+SELECT c * 1000 + j, jcopy(c, j) FROM generate_series(1, 500) c, generate_series(0, 99) j;
 CREATE INDEX jt_fp ON jt USING simhash (fp);
 CREATE TABLE jp (id int4, fp simhash64);
 INSERT INTO jp SELECT i, CASE WHEN i % 10 = 1
@@ -355,11 +356,7 @@ DROP TABLE jt, jp;
 -- 30,000 rows, several times.
 CREATE TABLE js (id int8, fp simhash64);
 INSERT INTO js
-SELECT c * 1000 + j,
-	   (jfp(c)::int8 # (CASE WHEN j % 4 > 0 THEN 1::int8 << (j % 61) ELSE 0 END)
-					 # (CASE WHEN j % 4 > 1 THEN 1::int8 << ((j * 7 + 3) % 63) ELSE 0 END)
-					 # (CASE WHEN j % 4 > 2 THEN 1::int8 << ((j * 13 + 5) % 59) ELSE 0 END))::simhash64
-FROM generate_series(1, 2000) c, generate_series(0, 99) j;
+SELECT c * 1000 + j, jcopy(c, j) FROM generate_series(1, 2000) c, generate_series(0, 99) j;
 CREATE INDEX js_fp ON js USING simhash (fp);
 SET default_statistics_target = 10000;
 ANALYZE js;

@@ -12,10 +12,13 @@
 # (Debian: postgresql-NN-pgvector).  What is measured: pgvector.sql.
 # HNSW_MWM: maintenance_work_mem of the HNSW build (default 1GB; the graph
 # takes about 0.72 KB a row with the defaults, so 10M rows need about 8GB to
-# stay in memory).  A progress log of the build: hnsw_progress.sh.  On the
-# tables a KEEP=1 run leaves: pgvector_pair.sql (same-load pairs),
-# pgvector_ef.sql (another ef_search), pgvector_parallel.sql (parallel build).
-# The tables of RESULTS.md from the run's CSV: hnsw_report.py.
+# stay in memory).  HNSW_WORKERS: max_parallel_maintenance_workers of the
+# build (default 0, a serial build like the other methods'; otherwise the
+# build_ms row's info names the workers).  A progress log of the build:
+# hnsw_progress.sh.  On the tables a KEEP=1 run leaves: pgvector_pair.sql
+# (same-load pairs), pgvector_ef.sql (another ef_search),
+# pgvector_parallel.sql (parallel build).  The tables of RESULTS.md from the
+# run's CSV: hnsw_report.py.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -42,7 +45,7 @@ for dataset in "${datasets[@]}"; do
 	echo "[$(date -u +%H:%M:%S)] == pgvector HNSW, $size $dataset, run $run"
 	psql -X -q -v ON_ERROR_STOP=1 -v prefix="$prefix" -v run="$run" -v size="$size" \
 		-v n="$n" -v dataset="$dataset" -v nq="${NQ:-200}" -v seqnq="${SEQ_NQ:-30}" \
-		-v mwm="${HNSW_MWM:-1GB}" \
+		-v mwm="${HNSW_MWM:-1GB}" -v workers="${HNSW_WORKERS:-0}" \
 		-o /dev/null -f "$here/pgvector.sql"
 	psql -X -q -tA -c "SELECT '   ' || rpad(method, 16) || rpad(coalesce('k=' || k, ''), 5)
 			|| rpad(metric, 16) || round(value::numeric, 4) || coalesce(' ' || info, '')

@@ -7,8 +7,10 @@
 -- the exact answers).  psql variables: prefix, run, size, n, dataset, nq,
 -- seqnq (as in measure.sql).
 --
--- Build: one serial build (max_parallel_maintenance_workers = 0, as the
--- other methods), default options (m = 16, ef_construction = 64),
+-- Build: max_parallel_maintenance_workers = psql variable workers (0, a
+-- serial build as for the other methods, unless pgvector.sh's HNSW_WORKERS
+-- says otherwise: a parallel build keeps the graph in shared memory of
+-- maintenance_work_mem and the leader builds too), default options (m = 16, ef_construction = 64),
 -- maintenance_work_mem = psql variable mwm (pgvector.sh: HNSW_MWM, default
 -- 1GB; pgvector builds the graph in memory until it no longer fits, then
 -- goes on on disk, much slower, with a NOTICE, which is shown).  Then,
@@ -29,7 +31,7 @@
 \set ON_ERROR_STOP on
 SET client_min_messages = warning;
 SET maintenance_work_mem = :'mwm';
-SET max_parallel_maintenance_workers = 0;
+SET max_parallel_maintenance_workers = :workers;
 SET max_parallel_workers_per_gather = 0;
 SET synchronize_seqscans = off;
 CREATE EXTENSION IF NOT EXISTS vector;
@@ -65,7 +67,9 @@ CREATE INDEX :i_hnsw ON :t_hnsw USING hnsw (code bit_hamming_ops);
 SET client_min_messages = warning;
 SELECT ixb_put(:'run', :'size', :n, :'dataset', 'hnsw', NULL, 'build_ms',
 			   extract(epoch FROM clock_timestamp() - :'t0'::timestamptz) * 1000,
-			   'maintenance_work_mem ' || current_setting('maintenance_work_mem'));
+			   'maintenance_work_mem ' || current_setting('maintenance_work_mem')
+			   || CASE WHEN :workers > 0 THEN ', max_parallel_maintenance_workers '
+						|| :workers ELSE '' END);
 SELECT ixb_put(:'run', :'size', :n, :'dataset', 'hnsw', NULL, 'size_bytes',
 			   pg_relation_size(:'i_hnsw'));
 VACUUM ANALYZE :t_hnsw;

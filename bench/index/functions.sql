@@ -38,6 +38,16 @@ CREATE UNLOGGED TABLE IF NOT EXISTS ixb_found (
 );
 CREATE INDEX IF NOT EXISTS ixb_found_key ON ixb_found (tag, method, k, qid);
 
+-- Exact distance of every query's 10th nearest row (a sequential sort), kept
+-- per size/dataset so that the nearest-neighbour recalls of pgvector.sql and
+-- every pgvector_ef.sql reuse one sort of the table per query.
+CREATE UNLOGGED TABLE IF NOT EXISTS ixb_knn_d10 (
+	tag		text NOT NULL,		-- size/dataset
+	qid		int NOT NULL,
+	d10		int NOT NULL,
+	PRIMARY KEY (tag, qid)
+);
+
 -- Record one measurement of the current run (psql variables are passed in).
 CREATE OR REPLACE FUNCTION ixb_put(p_run text, p_size text, p_n bigint, p_dataset text,
 	p_method text, p_k int, p_metric text, p_value float8, p_info text DEFAULT NULL)
@@ -185,6 +195,22 @@ BEGIN
 		FROM %I t, %I q
 		WHERE f.tag = %L AND f.d IS NULL AND t.id = f.id AND q.qid = f.qid$f$,
 		p_tbl, p_qtbl, p_tag);
+END $$;
+
+-- The exact 10th-neighbour distance of queries 1..p_nq (a sequential sort of
+-- p_tbl per query), for those of p_tag not yet in ixb_knn_d10.
+CREATE OR REPLACE FUNCTION ixb_fill_d10(p_tag text, p_tbl text, p_qtbl text, p_nq int)
+RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+	EXECUTE format($f$
+		INSERT INTO ixb_knn_d10 (tag, qid, d10)
+		SELECT %L, q.qid,
+			   (SELECT max(d) FROM (SELECT bit_count((t.fp::bigint # q.q)::bit(64)) AS d
+									FROM %I t ORDER BY 1 LIMIT 10) s)
+		FROM %I q
+		WHERE q.qid <= %s
+		  AND NOT EXISTS (SELECT 1 FROM ixb_knn_d10 x WHERE x.tag = %L AND x.qid = q.qid)$f$,
+		p_tag, p_tbl, p_qtbl, p_nq, p_tag);
 END $$;
 
 -- Recall of a method against the sequential scan (method 'seq', captured at

@@ -20,6 +20,7 @@ SELECT :'prefix' || '_q' AS t_q, :'prefix' || CASE WHEN :full = 1 THEN '_plain' 
 	   :'size' || '/' || :'dataset' AS tag, (:full = 1) AS isfull
 \gset
 DELETE FROM ixb_found WHERE tag = :'tag';
+DELETE FROM ixb_knn_d10 WHERE tag = :'tag';
 
 \echo '   sequential scan (reference rows, k = 6)'
 SELECT ixb_measure(:'run', :'size', :n, :'dataset', :'prefix', :'isfull', 'seq', 6, :truthnq, :seqnq, true);

@@ -57,7 +57,8 @@ for dataset in "${datasets[@]}"; do
 	if [ -z "${KEEP:-}" ]; then
 		psql -X -q -c "SET client_min_messages = warning" \
 			-c "DROP TABLE IF EXISTS ${prefix}_plain, ${prefix}_btree4, ${prefix}_gin4, ${prefix}_simhash, ${prefix}_hnsw, ${prefix}_q" \
-			-c "DELETE FROM ixb_found WHERE tag = '$size/$dataset'"
+			-c "DELETE FROM ixb_found WHERE tag = '$size/$dataset'" \
+			-c "DELETE FROM ixb_knn_d10 WHERE tag = '$size/$dataset'"
 	fi
 done
 mkdir -p "$results"

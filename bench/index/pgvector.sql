@@ -92,15 +92,12 @@ SELECT ixb_recall(:'run', :'size', :n, :'dataset', m, 3)
 FROM (VALUES ('hnsw_filter'), ('hnsw_limit40'), ('hnsw_iter')) v(m);
 
 -- exact 10th-neighbour distance of every query (sequential sort)
-CREATE TEMP TABLE ixb_d10 AS
-SELECT q.qid, (SELECT max(d) FROM (SELECT bit_count((t.fp::bigint # q.q)::bit(64)) AS d
-								   FROM :t_plain t ORDER BY 1 LIMIT 10) s) AS d10
-FROM :t_q q WHERE q.qid <= :nq;
+SELECT ixb_fill_d10(:'tag', :'t_plain', :'t_q', :nq);
 SELECT ixb_put(:'run', :'size', :n, :'dataset', m, 0, 'knn_recall',
 			   sum(least(c, 10))::float8 / (10 * count(*)),
 			   count(*) FILTER (WHERE c >= 10) || ' of ' || count(*) || ' queries with all 10')
 FROM (SELECT f.method AS m, f.qid, count(*) FILTER (WHERE f.d <= t.d10) AS c
-	  FROM ixb_found f JOIN ixb_d10 t USING (qid)
-	  WHERE f.tag = :'tag' AND f.method IN ('knn_hnsw', 'knn_hnsw_ef200', 'knn_simhash')
+	  FROM ixb_found f JOIN ixb_knn_d10 t USING (qid)
+	  WHERE f.tag = :'tag' AND t.tag = :'tag' AND f.method IN ('knn_hnsw', 'knn_hnsw_ef200', 'knn_simhash')
 	  GROUP BY f.method, f.qid) s
 GROUP BY m;

@@ -21,14 +21,11 @@ SELECT ixb_measure(:'run', :'size', :n, :'dataset', :'prefix', true, :'m', 0, :n
 RESET hnsw.ef_search;
 SELECT ixb_fill_distances(:'tag', :'t_plain', :'t_q');
 
-CREATE TEMP TABLE ixb_d10 AS
-SELECT q.qid, (SELECT max(d) FROM (SELECT bit_count((t.fp::bigint # q.q)::bit(64)) AS d
-								   FROM :t_plain t ORDER BY 1 LIMIT 10) s) AS d10
-FROM :t_q q WHERE q.qid <= :nq;
+SELECT ixb_fill_d10(:'tag', :'t_plain', :'t_q', :nq);
 SELECT ixb_put(:'run', :'size', :n, :'dataset', :'m', 0, 'knn_recall',
 			   sum(least(c, 10))::float8 / (10 * count(*)),
 			   count(*) FILTER (WHERE c >= 10) || ' of ' || count(*) || ' queries with all 10')
 FROM (SELECT f.qid, count(*) FILTER (WHERE f.d <= t.d10) AS c
-	  FROM ixb_found f JOIN ixb_d10 t USING (qid)
-	  WHERE f.tag = :'tag' AND f.method = :'m'
+	  FROM ixb_found f JOIN ixb_knn_d10 t USING (qid)
+	  WHERE f.tag = :'tag' AND t.tag = :'tag' AND f.method = :'m'
 	  GROUP BY f.qid) s;

@@ -61,7 +61,9 @@
 # pgvector's HNSW index on the tables a KEEP=1 run leaves.
 # Needs psql, pgbench, /usr/bin/python3 (python3-matplotlib for the plot;
 # installed with apt-get when missing and running as root), df.
-set -euo pipefail
+set -eEuo pipefail
+# set -e ends a block without a word; say which command it was
+trap 'echo "run.sh: line $LINENO: exit status $? ended this block" >&2' ERR
 
 here=$(cd "$(dirname "$0")" && pwd)
 work=$(cd "$here/.." && pwd)/data/index
@@ -134,7 +136,7 @@ so_start=$(so_md5)
 	echo "env: LIGHT=${LIGHT:-} INCLUDE=${INCLUDE:-} NQ=$nq SEQ_NQ=${SEQ_NQ:-default} CLIENT_T=$client_t INSERT_T=$insert_t INSERT_ROUNDS=$insert_rounds BULK_ROWS=$bulk_rows DATASETS=${DATASETS:-default}"
 	echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 	if [ -n "${IXB_GIT:-}" ]; then echo "git: $IXB_GIT"; else
-		echo "git: $(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$here" diff --quiet HEAD -- ../../src 2>/dev/null || echo ' (src modified)')"
+		echo "git: $(git -c safe.directory='*' -C "$here" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -c safe.directory='*' -C "$here" diff --quiet HEAD -- ../../src 2>/dev/null || echo ' (src modified)')"
 	fi
 	echo "simhash.so: $(so_md5)"
 } >"$results/run-$run.meta"
@@ -228,7 +230,7 @@ bulk() {	# METHOD
 	gin4) idx="CREATE INDEX ON ixb_bulk USING gin ((ARRAY[
 		(((fp::bigint >> 48) & 65535))::int4, (65536 + ((fp::bigint >> 32) & 65535))::int4,
 		(131072 + ((fp::bigint >> 16) & 65535))::int4, (196608 + (fp::bigint & 65535))::int4]));" ;;
-	simhash) idx="CREATE INDEX ixb_bulk_fp ON ixb_bulk USING simhash (fp)$([ -n "${INCLUDE:-}" ] && echo ' INCLUDE (id)');" ;;
+	simhash) idx="CREATE INDEX ixb_bulk_fp ON ixb_bulk USING simhash (fp)${INCLUDE:+ INCLUDE (id)};" ;;
 	esac
 	bulk_once "$m" "$idx" "" || {
 		# a failed load is a result too; retry with smaller insert batches
@@ -338,7 +340,8 @@ one_block() {	# SIZE DATASET
 	if [ -z "${KEEP:-}" ]; then
 		psql_run -c "SET client_min_messages = warning" \
 			-c "DROP TABLE IF EXISTS ${prefix}_plain, ${prefix}_btree4, ${prefix}_gin4, ${prefix}_simhash, ${prefix}_q" \
-			-c "DELETE FROM ixb_found WHERE tag = '$size/$dataset'"
+			-c "DELETE FROM ixb_found WHERE tag = '$size/$dataset'" \
+			-c "DELETE FROM ixb_knn_d10 WHERE tag = '$size/$dataset'"
 	fi
 	sql "SELECT ixb_put('$run', '$size', $n, '$dataset', 'simhash', NULL, 'library_end', NULL, '$(so_md5)')" >/dev/null
 	export_results

@@ -43,7 +43,8 @@
 #
 # Results: ixb_results in the database, exported after every (size,
 # dataset) to bench/index/results/run-<id>.csv (with run-<id>.meta);
-# report.py turns every CSV there into the tables of RESULTS.md and the plot.
+# report.py turns every CSV there into the tables of RESULTS.md and the plot
+# (latency_vs_n.png; with RESULTS_DIR elsewhere, the plot goes there too).
 #
 # Environment: the usual PG* variables (without PGDATABASE: database
 # simhash_index_bench, created if missing; CREATE EXTENSION needs a
@@ -62,8 +63,8 @@
 # Needs psql, pgbench, /usr/bin/python3 (python3-matplotlib for the plot;
 # installed with apt-get when missing and running as root), df.
 set -eEuo pipefail
-# set -e ends a block without a word; say which command it was
-trap 'echo "run.sh: line $LINENO: exit status $? ended this block" >&2' ERR
+# set -e stops without a word; say which command it was
+trap 'echo "run.sh: line $LINENO: exit status $?: stopped here" >&2' ERR
 
 here=$(cd "$(dirname "$0")" && pwd)
 work=$(cd "$here/.." && pwd)/data/index
@@ -404,5 +405,8 @@ if [ -n "${LIGHT:-}" ]; then
 	log "tables: $work/report-light.md"
 	exit 0
 fi
-/usr/bin/python3 "$here/report.py" "$results" --plot "$here/latency_vs_n.png" >"$work/report.md"
-log "tables: $work/report.md; plot: $here/latency_vs_n.png"
+# the tracked plot is drawn from the tracked results only
+plot=$here/latency_vs_n.png
+[ "$results" = "$here/results" ] || plot=$results/latency_vs_n.png
+/usr/bin/python3 "$here/report.py" "$results" --plot "$plot" >"$work/report.md"
+log "tables: $work/report.md; plot: $plot"

@@ -10,7 +10,8 @@
 -- Build: max_parallel_maintenance_workers = psql variable workers (0, a
 -- serial build as for the other methods, unless pgvector.sh's HNSW_WORKERS
 -- says otherwise: a parallel build keeps the graph in shared memory of
--- maintenance_work_mem and the leader builds too), default options (m = 16, ef_construction = 64),
+-- maintenance_work_mem and the leader builds too), default options (m = 16,
+-- ef_construction = 64),
 -- maintenance_work_mem = psql variable mwm (pgvector.sh: HNSW_MWM, default
 -- 1GB; pgvector builds the graph in memory until it no longer fits, then
 -- goes on on disk, much slower, with a NOTICE, which is shown).  Then,

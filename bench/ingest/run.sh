@@ -126,6 +126,8 @@ so_md5() {
 
 # ---- run metadata ----------------------------------------------------------------
 psql_run -f "$here/functions.sql"
+# git on this checkout, also when the runner's user does not own it
+repo_git() { git -c safe.directory='*' -C "$here" "$@"; }
 {
 	echo "run: $run"
 	echo "command: bench/ingest/run.sh $size"
@@ -136,7 +138,7 @@ psql_run -f "$here/functions.sql"
 	echo "settings: $(sql "SELECT string_agg(name || '=' || current_setting(name), ', ' ORDER BY name) FROM pg_settings WHERE name IN ('shared_buffers', 'maintenance_work_mem', 'work_mem', 'max_wal_size', 'synchronous_commit', 'fsync', 'wal_level', 'max_locks_per_transaction', 'max_connections')") jit=off (session)"
 	echo "env: INSERT_T=$insert_t ROUNDS=$rounds COPY_ROUNDS=$copy_rounds COPY_B4=$copy_b4"
 	echo "load average at start: $(loadavg)"
-	echo "git: $(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$here" diff --quiet HEAD -- ../../src 2>/dev/null || echo ' (src modified)')"
+	echo "git: $(repo_git rev-parse --short HEAD 2>/dev/null || echo unknown)$(repo_git diff --quiet HEAD -- ../../src 2>/dev/null || echo ' (src modified)')"
 	echo "simhash.so: $(so_md5)"
 } >"$results/run-$run.meta"
 cat "$results/run-$run.meta"

@@ -5,6 +5,9 @@
 # PGDATABASE is unset, use (and create if missing) the database
 # simhash_bench, so that a benchmark never litters the default database.
 # psql_run: psql without .psqlrc, quiet, stopping at the first error.
+# bench_git: the checkout's short commit, " (src modified)" after it when
+# src/ differs from it, "unknown" without git; also when the benchmark's
+# user does not own the checkout (a run as postgres on root's clone).
 
 bench_database() {
 	if [ -z "${PGDATABASE:-}" ]; then
@@ -18,4 +21,12 @@ bench_database() {
 
 psql_run() {
 	psql -X -q -v ON_ERROR_STOP=1 "$@"
+}
+
+bench_git() {
+	local dir commit modified=
+	dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+	commit=$(git -c safe.directory='*' -C "$dir" rev-parse --short HEAD 2>/dev/null) || commit=unknown
+	git -c safe.directory='*' -C "$dir" diff --quiet HEAD -- ../src 2>/dev/null || modified=' (src modified)'
+	echo "$commit$modified"
 }

@@ -102,11 +102,10 @@ export IXB_RUN=$run
 sizes=("$@")
 [ ${#sizes[@]} -gt 0 ] || sizes=(1M 10M)
 
-psql_run() { psql -X -q -v ON_ERROR_STOP=1 "$@"; }
+# shellcheck source=../common.sh
+. "$here/../common.sh"
 sql() { psql -X -q -v ON_ERROR_STOP=1 -tA -c "$1"; }
 log() { echo "[$(date -u +%H:%M:%S)] $*"; }
-# git on this checkout, also when the runner's user does not own it
-repo_git() { git -c safe.directory='*' -C "$here" "$@"; }
 
 # rows from "1M", "250K", "5000000"
 rows_of() {
@@ -139,7 +138,7 @@ so_start=$(so_md5)
 	echo "env: LIGHT=${LIGHT:-} INCLUDE=${INCLUDE:-} NQ=$nq SEQ_NQ=${SEQ_NQ:-default} CLIENT_T=$client_t INSERT_T=$insert_t INSERT_ROUNDS=$insert_rounds BULK_ROWS=$bulk_rows DATASETS=${DATASETS:-default}"
 	echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 	if [ -n "${IXB_GIT:-}" ]; then echo "git: $IXB_GIT"; else
-		echo "git: $(repo_git rev-parse --short HEAD 2>/dev/null || echo unknown)$(repo_git diff --quiet HEAD -- ../../src 2>/dev/null || echo ' (src modified)')"
+		echo "git: $(bench_git)"
 	fi
 	echo "simhash.so: $(so_md5)"
 } >"$results/run-$run.meta"

@@ -90,7 +90,8 @@ variants=${VARIANTS:-$all_variants}
 copy_variants=${COPY_VARIANTS:-plain gen gen_ix fpt_ix nd_skip_gen nd_link_gen nd_skip_fpt nd_link_fpt}
 settings=("sync=on c=1" "sync=on c=2" "sync=off c=1")
 
-psql_run() { psql -X -q -v ON_ERROR_STOP=1 "$@"; }
+# shellcheck source=../common.sh
+. "$here/../common.sh"
 sql() { psql -X -q -v ON_ERROR_STOP=1 -tA -c "$1"; }
 log() { echo "[$(date -u +%H:%M:%S)] $*"; }
 loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
@@ -126,8 +127,6 @@ so_md5() {
 
 # ---- run metadata ----------------------------------------------------------------
 psql_run -f "$here/functions.sql"
-# git on this checkout, also when the runner's user does not own it
-repo_git() { git -c safe.directory='*' -C "$here" "$@"; }
 {
 	echo "run: $run"
 	echo "command: bench/ingest/run.sh $size"
@@ -138,7 +137,7 @@ repo_git() { git -c safe.directory='*' -C "$here" "$@"; }
 	echo "settings: $(sql "SELECT string_agg(name || '=' || current_setting(name), ', ' ORDER BY name) FROM pg_settings WHERE name IN ('shared_buffers', 'maintenance_work_mem', 'work_mem', 'max_wal_size', 'synchronous_commit', 'fsync', 'wal_level', 'max_locks_per_transaction', 'max_connections')") jit=off (session)"
 	echo "env: INSERT_T=$insert_t ROUNDS=$rounds COPY_ROUNDS=$copy_rounds COPY_B4=$copy_b4"
 	echo "load average at start: $(loadavg)"
-	echo "git: $(repo_git rev-parse --short HEAD 2>/dev/null || echo unknown)$(repo_git diff --quiet HEAD -- ../../src 2>/dev/null || echo ' (src modified)')"
+	echo "git: $(bench_git)"
 	echo "simhash.so: $(so_md5)"
 } >"$results/run-$run.meta"
 cat "$results/run-$run.meta"

@@ -9,10 +9,11 @@
 # two per row, with edited copies among the arriving rows (setup.sql says
 # exactly how).  N base rows are in every table; N arriving rows wait in
 # ing_arrivals.  Steps:
-#   1. ../kernel_docs.sh and tools/demo_corpus.py: the documents (ing_docs);
-#   2. setup.sql: ing_base and ing_arrivals (kept between runs of the same
-#      SIZE; REBUILD=1 makes them again); rate.sql: their near-duplicate
-#      rates at k = 3;
+#   1. rows.sh (../kernel_docs.sh and tools/demo_corpus.py): the documents
+#      (ing_docs);
+#   2. rows.sh (setup.sql): ing_base and ing_arrivals (kept between runs of
+#      the same SIZE; REBUILD=1 makes them again); rate.sql: their
+#      near-duplicate rates at k = 3;
 #   3. a table per variant holding the N base rows (functions.sql,
 #      ing_make_table); variants:
 #        plain          no fingerprint, no index (id primary key and body only)
@@ -143,18 +144,7 @@ psql_run -f "$here/functions.sql"
 cat "$results/run-$run.meta"
 
 # ---- 1, 2. rows -------------------------------------------------------------------
-"$here/../kernel_docs.sh" 6.1 6.12
-have=$(sql "SELECT to_regclass('ing_docs') IS NOT NULL AND to_regclass('ing_arrivals') IS NOT NULL AND (SELECT count(*) FROM ing_base) = $n AND (SELECT count(*) FROM ing_arrivals) = $n" 2>/dev/null || echo f)
-if [ "$have" != t ] || [ -n "${REBUILD:-}" ]; then
-	log "loading the documentation (tools/demo_corpus.py)"
-	psql_run -c "DROP TABLE IF EXISTS ing_docs" \
-		-c "CREATE TABLE ing_docs (version text, path text, title text, body text)"
-	/usr/bin/python3 "$root/tools/demo_corpus.py" "$data" 6.1 6.12 |
-		psql_run -c "\\copy ing_docs FROM STDIN"
-	log "making $n base rows and $n arriving rows (setup.sql)"
-	psql_run -v n="$n" -v w=2000 -v q=35 -f "$here/setup.sql"
-	rm -f "$work/arrivals.copy"
-fi
+"$here/rows.sh" "$n"
 log "near-duplicate rates (rate.sql)"
 psql_run -v run="$run" -v n="$n" -o /dev/null -f "$here/rate.sql"
 psql_run -tA -c "SELECT '   ' || rpad(metric, 32) || round(value::numeric, 1) FROM ing_results

@@ -7,8 +7,8 @@
 # repo (the repository root) and sb (shared_buffers of the servers).  Each commit is built once into $dir/pg-NAME, a private
 # copy of the system's PostgreSQL 15 (as tools/dev-pg.sh makes), with its
 # cluster in $dir/cl-NAME; WORKTREE is this working tree's files, rebuilt
-# every time unless REUSE_WORKTREE=1.  Run as root: the builds are root's,
-# the servers run as postgres.
+# every time unless REUSE_WORKTREE=1.  Run as root: it builds, then hands
+# $dir to postgres, which runs the servers.
 
 mkdir -p "$dir"
 chmod 755 "$dir"

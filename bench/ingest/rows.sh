@@ -15,6 +15,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 data=$root/bench/data
 n=${1:?usage: rows.sh N}
+[ -n "${PGDATABASE:-}" ] || { echo "rows.sh: set PGDATABASE" >&2; exit 1; }
 # shellcheck source=../common.sh
 . "$here/../common.sh"
 log() { echo "[$(date -u +%H:%M:%S)] $*"; }

@@ -4,10 +4,11 @@
 # and bench/ingest/compare.sh.
 #
 # The caller sets: dir (where builds and clusters live, e.g. /tmp/knnb),
-# repo (the repository root) and sb (shared_buffers of the servers).  Each commit is built once into $dir/pg-NAME, a private
-# copy of the system's PostgreSQL 15 (as tools/dev-pg.sh makes), with its
-# cluster in $dir/cl-NAME; WORKTREE is this working tree's files, rebuilt
-# every time unless REUSE_WORKTREE=1.  Run as root: it builds, then hands
+# repo (the repository root) and sb (shared_buffers of the servers).  Each
+# commit is built once into $dir/pg-NAME, a private copy of the system's
+# PostgreSQL 15 (as tools/dev-pg.sh makes), with its cluster in
+# $dir/cl-NAME; WORKTREE is this working tree's files, rebuilt every time
+# unless REUSE_WORKTREE=1.  Run as root: it builds, then hands
 # $dir to postgres, which runs the servers.
 
 mkdir -p "$dir"

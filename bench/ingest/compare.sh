@@ -10,8 +10,8 @@
 # cluster of its own, in the same directory, so builds are shared between
 # the two scripts).  In each server, database simhash_ingest_bench holds
 # rows.sh's rows (SIZE base and SIZE arriving rows, each two paragraphs of
-# the kernel documentation; default 1M) and three tables of the base rows made by
-# functions.sql's ing_make_table: gen_ix (generated fp, simhash index, no
+# the kernel documentation; default 1M) and three tables of the base rows
+# made by functions.sql's ing_make_table: gen_ix (generated fp, simhash index, no
 # trigger: the baseline), nd_skip_gen and nd_link_gen (the same with the
 # near-duplicate trigger at k = 3, skip and link).
 #

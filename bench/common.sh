@@ -8,6 +8,7 @@
 # bench_git: the checkout's short commit, " (src modified)" after it when
 # src/ differs from it, "unknown" without git; also when the benchmark's
 # user does not own the checkout (a run as postgres on root's clone).
+# bench_rows_of: a row count from "1M", "250k", "5000000".
 
 bench_database() {
 	if [ -z "${PGDATABASE:-}" ]; then
@@ -29,4 +30,12 @@ bench_git() {
 	commit=$(git -c safe.directory='*' -C "$dir" rev-parse --short HEAD 2>/dev/null) || commit=unknown
 	git -c safe.directory='*' -C "$dir" diff --quiet HEAD -- ../src 2>/dev/null || modified=' (src modified)'
 	echo "$commit$modified"
+}
+
+bench_rows_of() {
+	case $1 in
+	*[mM]) echo $((${1%[mM]} * 1000000)) ;;
+	*[kK]) echo $((${1%[kK]} * 1000)) ;;
+	*) echo "$1" ;;
+	esac
 }

@@ -107,15 +107,6 @@ sizes=("$@")
 sql() { psql -X -q -v ON_ERROR_STOP=1 -tA -c "$1"; }
 log() { echo "[$(date -u +%H:%M:%S)] $*"; }
 
-# rows from "1M", "250K", "5000000"
-rows_of() {
-	case $1 in
-	*[mM]) echo $((${1%[mM]} * 1000000)) ;;
-	*[kK]) echo $((${1%[kK]} * 1000)) ;;
-	*) echo "$1" ;;
-	esac
-}
-
 [ -n "$one" ] || psql_run -f "$here/functions.sql"
 
 # the installed library, to notice a reinstall during the run
@@ -276,7 +267,7 @@ seed_of() { case $1 in uniform) echo 0.11 ;; *) echo 0.22 ;; esac; }
 one_block() {	# SIZE DATASET
 	size=$1
 	dataset=$2
-	n=$(rows_of "$size")
+	n=$(bench_rows_of "$size")
 	size=$(echo "$size" | tr a-z A-Z)
 	if { [ "$n" -ge 50000000 ] && [ -z "${FULL:-}" ]; } || [ -n "${LIGHT:-}" ]; then full=0; else full=1; fi
 	if [ $full = 1 ]; then seqnq=${SEQ_NQ:-30}; truthnq=$nq; else seqnq=${SEQ_NQ:-10}; truthnq=$seqnq; fi
@@ -365,7 +356,7 @@ wait_server() {
 
 failed=()
 for size in "${sizes[@]}"; do
-	if [ "$(rows_of "$size")" -ge 50000000 ] && [ -z "${FULL:-}" ]; then
+	if [ "$(bench_rows_of "$size")" -ge 50000000 ] && [ -z "${FULL:-}" ]; then
 		datasets=${DATASETS:-uniform}
 	else
 		datasets=${DATASETS:-uniform clustered}

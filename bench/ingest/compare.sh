@@ -38,11 +38,6 @@ set -euo pipefail
 base_rev=${1:?usage: compare.sh BASE NEW [SIZE]}
 new_rev=${2:?usage: compare.sh BASE NEW [SIZE]}
 size=${3:-1M}
-case $size in
-*[mM]) n=$((${size%[mM]} * 1000000)) ;;
-*[kK]) n=$((${size%[kK]} * 1000)) ;;
-*) n=$size ;;
-esac
 rounds=${ROUNDS:-4}
 nrows=${NROWS:-10000}
 [ "$rounds" -ge 1 ] && [ "$rounds" -le 400 ] || { echo "ROUNDS must be 1 to 400" >&2; exit 1; }
@@ -52,8 +47,11 @@ here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 db=simhash_ingest_bench
 tables="gen_ix nd_skip_gen nd_link_gen"
+# shellcheck source=../common.sh
+. "$here/../common.sh"
 # shellcheck source=../builds.sh
 . "$here/../builds.sh"
+n=$(bench_rows_of "$size")
 
 # environment and psql of build NAME, in the benchmark's database
 pgenv() {

@@ -74,11 +74,9 @@ fi
 export PGOPTIONS="-c jit=off -c max_parallel_workers_per_gather=0 -c client_min_messages=warning ${PGOPTIONS:-}"
 
 size=${1:-1M}
-case $size in
-*[mM]) n=$((${size%[mM]} * 1000000)) ;;
-*[kK]) n=$((${size%[kK]} * 1000)) ;;
-*) n=$size ;;
-esac
+# shellcheck source=../common.sh
+. "$here/../common.sh"
+n=$(bench_rows_of "$size")
 insert_t=${INSERT_T:-8}
 rounds=${ROUNDS:-3}
 copy_rounds=${COPY_ROUNDS:-2}
@@ -91,8 +89,6 @@ variants=${VARIANTS:-$all_variants}
 copy_variants=${COPY_VARIANTS:-plain gen gen_ix fpt_ix nd_skip_gen nd_link_gen nd_skip_fpt nd_link_fpt}
 settings=("sync=on c=1" "sync=on c=2" "sync=off c=1")
 
-# shellcheck source=../common.sh
-. "$here/../common.sh"
 sql() { psql -X -q -v ON_ERROR_STOP=1 -tA -c "$1"; }
 log() { echo "[$(date -u +%H:%M:%S)] $*"; }
 loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
